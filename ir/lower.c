@@ -322,6 +322,20 @@ uint32_t kf_lower_shared_array(lw_t *lw, const kf_node *decl)
     return UINT32_MAX;
 }
 
+/* Whether an arm of the if with condition cond is dead in this @unroll
+ * iteration, by sema's fold (kf_sema_arm_dead), which also decided which
+ * arms sema checked: FOR->cval takes each unrolled variable's value. */
+static bool arm_dead(lw_t *lw, kf_node *cond, bool taken)
+{
+    if (!lw->unroll.len) return false;
+    for (size_t i = 0; i < lw->unroll.len; i++) {
+        kf_node *f = (kf_node *)lw->unroll.data[i].node;
+        uint64_t b = lw->unroll.data[i].bits;
+        f->cval.u = kf_type_is_signed(f->type) ? (uint64_t)kf_bits_to_i64((kf_scalar)f->type.scalar, b) : b;
+    }
+    return kf_sema_arm_dead(cond, taken);
+}
+
 static void lower_if(lw_t *lw, kf_node *s)
 {
     uint64_t c;
@@ -330,12 +344,15 @@ static void lower_if(lw_t *lw, kf_node *s)
         else if (s->c) lower_stmt(lw, s->c);
         return;
     }
+    /* an arm dead in this iteration (`if k > 0 && i < n { v[k - 1] }` at
+     * k = 0) is not lowered; the condition still is, for its effects */
+    bool dead_then = arm_dead(lw, s->a, true), dead_else = s->c && arm_dead(lw, s->a, false);
     kf_val cv = kf_lower_expr_as(lw, s->a, kf_type_scalar(KF_S_BOOL));
     kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, cv, 0, 0, 0, 0, s->loc);
     kf_loc outer = lw->if_at;
     lw->if_depth++, lw->if_at = s->loc;
-    kf_lower_block(lw, s->b);
-    if (s->c) {
+    if (!dead_then) kf_lower_block(lw, s->b);
+    if (s->c && !dead_else) {
         kf_lower_emit(lw, KF_IR_ELSE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->c->loc);
         lower_stmt(lw, s->c);
     }

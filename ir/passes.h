@@ -21,6 +21,12 @@ kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts 
  * FOR->cval for each iteration, then calls kf_sema_fold(body) before
  * lowering the body. Returns true if e depends on such a variable. */
 bool kf_sema_fold(kf_node *e);
+/* Whether the arm of an if with condition cond (then: taken) is never
+ * taken with the @unroll variables' FOR->cval as set: cond is constant the
+ * other way, or a `&&` (then) / `||` (else) has such an operand, or `!`
+ * of such. Sema checks, and lowering lowers, only the arms that are not
+ * dead in an iteration (`if k > 0 { v[k - 1] }`). */
+bool kf_sema_arm_dead(kf_node *cond, bool taken);
 /* Lowers every kernel of a checked module to core IR. */
 kf_status kf_lower(kf_pass_ctx *cx, kf_node *module, kf_ir_kernel **kernels, uint32_t *nkernels);
 /* Optimises one linked kernel in place (constants folded, dead branches,

@@ -192,13 +192,13 @@ bool kf_sema_ensure_const(kf_sema *s, kf_node *c)
     uint32_t saved_loops = s->loops;
     kf_node *saved_func = s->func;
     const char *saved_grid = s->grid_mode;
-    size_t saved_unroll = s->unroll.len;
-    s->func = NULL, s->loops = 0, s->grid_mode = NULL, s->unroll.len = 0;
+    size_t saved_unroll = s->unroll.len, saved_guards = s->guards.len;
+    s->func = NULL, s->loops = 0, s->grid_mode = NULL, s->unroll.len = 0, s->guards.len = 0;
     s->hide_locals++;
     eval_const(s, c);
     s->hide_locals--;
     s->loops = saved_loops, s->func = saved_func;
-    s->grid_mode = saved_grid, s->unroll.len = saved_unroll;
+    s->grid_mode = saved_grid, s->unroll.len = saved_unroll, s->guards.len = saved_guards;
     s->consts.len--;
     if (c->type.kind == KF_TK_VOID) c->type = ERR;
     return !IS_ERR(c->type);
@@ -559,6 +559,7 @@ kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts 
     kf_sema_map_free(&s.scope);
     kf_sema_map_free(&s.names);
     KF_VEC_FREE(&s.unroll);
+    KF_VEC_FREE(&s.guards);
     KF_VEC_FREE(&s.consts);
     KF_VEC_FREE(&s.calls);
     if (nomem) return KF_ERR_NOMEM;

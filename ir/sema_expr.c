@@ -323,10 +323,32 @@ static i128 cval_i128(const kf_node *n)
 
 static void set_for_value(kf_node *f, i128 v) { f->cval.u = kf_fold_wrap(for_scalar(f), (uint64_t)v); }
 
+bool kf_sema_arm_dead(kf_node *cond, bool taken)
+{
+    if (!cond || IS_ERR(cond->type)) return false;
+    if (cond->is_const) {
+        kf_sema_refold(cond);
+        return (cond->cval.u != 0) != taken;
+    }
+    if (cond->kind == KF_N_UNARY && cond->op == KF_OP_NOT) return kf_sema_arm_dead(cond->a, !taken);
+    if (cond->kind == KF_N_BINARY && cond->op == (taken ? KF_OP_LAND : KF_OP_LOR))
+        return kf_sema_arm_dead(cond->a, taken) || kf_sema_arm_dead(cond->b, taken);
+    return false;
+}
+
+/* Whether an enclosing if's arm being checked is dead in this iteration. */
+static bool dead_iteration(kf_sema *s)
+{
+    for (size_t i = 0; i < s->guards.len; i++)
+        if (kf_sema_arm_dead(s->guards.data[i].cond, s->guards.data[i].taken)) return true;
+    return false;
+}
+
 static void each_level(kf_sema *s, size_t lvl, each_state *st)
 {
     if (st->stop) return;
     if (lvl == s->unroll.len) {
+        if (dead_iteration(s)) return;
         if (st->budget == 0 || !st->fn(s, st->ctx)) st->stop = true;
         else st->budget--;
         return;

@@ -104,6 +104,13 @@ typedef struct {
     kf_loc loc;
 } kf_sema_call;
 
+/* An `if` around the statement being checked whose condition depends on
+ * an @unroll variable, and the arm being checked (then: taken = true). */
+typedef struct {
+    kf_node *cond;
+    bool taken;
+} kf_sema_guard;
+
 typedef struct {
     kf_pass_ctx *cx;
     const kf_compile_opts *opts;
@@ -116,6 +123,8 @@ typedef struct {
     kf_node *func;              /* FN or KERNEL being checked; NULL at module level */
     uint32_t loops;             /* loops around the current statement in func */
     KF_VEC(kf_node *) unroll;   /* active @unroll FORs, outermost first */
+    KF_VEC(kf_sema_guard) guards; /* ifs over their variables around the statement: an
+                                   iteration whose guard folds the other way is dead */
     KF_VEC(kf_node *) consts;   /* constants being evaluated (cycle detection) */
     kf_node *dyn_shared;        /* the current kernel's `shared s: T[]`, if any */
     KF_VEC(kf_sema_call) calls; /* fn call graph */
@@ -188,8 +197,10 @@ bool kf_sema_expect(kf_sema *s, kf_node *n, kf_type t, const char *what);
  * the file comment). Returns true if e depends on one. */
 bool kf_sema_refold(kf_node *e);
 /* Runs fn for each combination of values of the active @unroll loops (with
- * their cvals set and refolded), stopping when fn returns false or after a
- * budget of combinations. */
+ * their cvals set and refolded) that reaches the statement being checked,
+ * stopping when fn returns false or after a budget of combinations. A
+ * combination where an enclosing if's condition folds to the other arm is
+ * skipped: lowering never lowers that arm (`if k > 0 { v[k - 1] }`). */
 void kf_sema_each_unroll(kf_sema *s, bool (*fn)(kf_sema *, void *), void *ctx);
 /* Whether e depends on an active @unroll variable (always false outside
  * @unroll bodies, so long let chains elsewhere cost nothing). */

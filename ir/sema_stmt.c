@@ -281,11 +281,17 @@ static void loop_body(kf_sema *s, kf_node *body)
     s->loops--;
 }
 
+/* An arm of an if whose condition depends on an @unroll variable is
+ * checked only for the iterations that take it (kf_sema_each_unroll). */
 static void if_stmt(kf_sema *s, kf_node *n)
 {
     condition(s, n->a);
+    bool guard = !IS_ERR(n->a->type) && kf_sema_depends(s, n->a);
+    if (guard && !KF_VEC_PUSH(&s->guards, ((kf_sema_guard){n->a, true}))) s->nomem = true, guard = false;
     kf_sema_block(s, n->b);
+    if (guard) s->guards.data[s->guards.len - 1].taken = false;
     if (n->c) stmt(s, n->c);
+    if (guard) s->guards.len--;
 }
 
 static void jump_stmt(kf_sema *s, kf_node *n)
@@ -395,7 +401,7 @@ static kf_type for_type(kf_sema *s, kf_node *n)
             kf_sema_error(s, f->loc, "the bounds of a for loop must be integers, found untyped float");
             return ERR;
         }
-        if (n->op == 1 && !kf_sema_depends(s, n->a) && !kf_sema_depends(s, n->b)) {
+        if (n->op == 1) {
             kf_type i64 = kf_type_scalar(KF_S_I64);
             if (!kf_sema_adapt(s, n->a, i64) || !kf_sema_adapt(s, n->b, i64)) return ERR;
             return kf_type_scalar(KF_S_UINT);

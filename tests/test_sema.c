@@ -638,6 +638,23 @@ static void nested_unroll_checks_every_iteration(void **state)
     accept(K("var u = v;\n@unroll for t in 0 .. 2 { let q = t + 2; u[q] = u[t]; }"));
 }
 
+/* An iteration checks only the if arms it can take (grammar/README.md section 4). */
+static void unroll_checks_only_live_arms(void **state)
+{
+    (void)state;
+    accept(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k > 0 { s += v[k - 1]; }\n"
+             "  if k > 1 && f > 0.0 { let q: u32 = k - 2; s += a[q]; } else { s += 1.0; }\n"
+             "  if k == 3 || f > 0.0 { s += 2.0; } else { s += v[k + 1]; }\n"
+             "  if !(k < 3) { s += v[k]; }\n"
+             "  if k == 0 { s += 1.0; } else if k < 3 { s += v[k - 1]; } else { @unroll for j in 0 .. k - 2 { s += v[j]; } }\n"
+             "  @unroll for j in k .. k + 1 { o[j] = s; }\n}"));
+    /* an arm that may run in some thread is still checked */
+    reject(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k > 0 || f > 0.0 { s += v[k - 1]; }\n}"), 4, 34,
+           "constant -1 (@unroll at k = 0) does not fit u32");
+    reject(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k > 0 { s += 1.0; } else { s += v[k - 1]; }\n}"), 4, 42,
+           "constant -1 (@unroll at k = 0) does not fit u32");
+}
+
 /* ---- fns ---------------------------------------------------------------------------------- */
 static void fns_are_checked_and_inlinable(void **state)
 {
@@ -1214,6 +1231,7 @@ int main(void)
         cmocka_unit_test(returns),
         cmocka_unit_test(for_loop_types),
         cmocka_unit_test(unroll_needs_constant_bounds),
+        cmocka_unit_test(unroll_checks_only_live_arms),
         cmocka_unit_test(unroll_body_may_break_and_continue),
         cmocka_unit_test(nested_unroll_checks_every_iteration),
         cmocka_unit_test(fns_are_checked_and_inlinable),

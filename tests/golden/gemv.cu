@@ -291,18 +291,18 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -319,23 +319,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6828_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
+                        kf_u32x4 t6699_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -344,14 +344,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6855_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
+                        kf_u32x4 t6726_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6959_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -360,14 +360,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6986_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7090_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -376,14 +376,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7117_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7221_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -392,34 +392,34 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7248_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = kf_f16_from_f32(t7342_);
+                        if (t7216_) {
+                            y_[cg_] = kf_f16_from_f32(t7213_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -436,23 +436,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7683_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
+                        kf_u32x4 t7511_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -461,14 +461,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7710_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
+                        kf_u32x4 t7538_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7814_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
+                        kf_u32x4 t7642_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -477,14 +477,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7841_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
+                        kf_u32x4 t7669_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7945_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
+                        kf_u32x4 t7773_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -493,14 +493,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7972_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
+                        kf_u32x4 t7800_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8076_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
+                        kf_u32x4 t7904_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -509,27 +509,27 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8103_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
+                        kf_u32x4 t7931_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = kf_f16_from_f32(t8197_);
+                        if (t8028_) {
+                            y_[cg_] = kf_f16_from_f32(t8025_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -541,49 +541,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -597,8 +597,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8434_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
+                        kf_u32x4 t8262_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -612,8 +612,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8561_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
+                        kf_u32x4 t8389_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -627,8 +627,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8688_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
+                        kf_u32x4 t8516_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -642,56 +642,56 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8815_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
+                        kf_u32x4 t8643_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(x_[c_]);
+                    float t8724_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8724_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -734,18 +734,18 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -762,23 +762,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6828_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
+                        kf_u32x4 t6699_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -787,14 +787,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6855_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
+                        kf_u32x4 t6726_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6959_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -803,14 +803,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6986_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7090_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -819,14 +819,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7117_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7221_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -835,34 +835,34 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7248_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = t7342_;
+                        if (t7216_) {
+                            y_[cg_] = t7213_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -879,23 +879,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7683_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
+                        kf_u32x4 t7511_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -904,14 +904,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7710_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
+                        kf_u32x4 t7538_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7814_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
+                        kf_u32x4 t7642_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -920,14 +920,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7841_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
+                        kf_u32x4 t7669_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7945_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
+                        kf_u32x4 t7773_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -936,14 +936,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7972_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
+                        kf_u32x4 t7800_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8076_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
+                        kf_u32x4 t7904_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -952,27 +952,27 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8103_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
+                        kf_u32x4 t7931_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = t8197_;
+                        if (t8028_) {
+                            y_[cg_] = t8025_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -984,49 +984,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -1040,8 +1040,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8434_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
+                        kf_u32x4 t8262_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1055,8 +1055,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8561_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
+                        kf_u32x4 t8389_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1070,8 +1070,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8688_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
+                        kf_u32x4 t8516_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1085,56 +1085,56 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8815_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
+                        kf_u32x4 t8643_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(x_[c_]);
+                    float t8724_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8724_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = s_;
             }
         }
@@ -1173,62 +1173,62 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4828_ = nv_ << 1u;
+        unsigned t4742_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6806_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
-                        kf_u32x4 t6809_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
+                        kf_u32x4 t6677_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
+                        kf_u32x4 t6680_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1237,16 +1237,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6855_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
+                        kf_u32x4 t6726_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6937_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
-                        kf_u32x4 t6940_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
+                        kf_u32x4 t6808_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1255,16 +1255,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6986_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7068_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
-                        kf_u32x4 t7071_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
+                        kf_u32x4 t6939_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1273,16 +1273,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7117_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7199_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
-                        kf_u32x4 t7202_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
+                        kf_u32x4 t7070_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1291,73 +1291,73 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7248_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = kf_f16_from_f32(t7342_);
+                        if (t7216_) {
+                            y_[cg_] = kf_f16_from_f32(t7213_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7661_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
-                        kf_u32x4 t7664_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
+                        kf_u32x4 t7489_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
+                        kf_u32x4 t7492_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1366,16 +1366,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7710_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
+                        kf_u32x4 t7538_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7792_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
-                        kf_u32x4 t7795_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
+                        kf_u32x4 t7620_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
+                        kf_u32x4 t7623_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1384,16 +1384,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7841_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
+                        kf_u32x4 t7669_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7923_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
-                        kf_u32x4 t7926_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
+                        kf_u32x4 t7751_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
+                        kf_u32x4 t7754_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1402,16 +1402,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7972_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
+                        kf_u32x4 t7800_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8054_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
-                        kf_u32x4 t8057_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
+                        kf_u32x4 t7882_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
+                        kf_u32x4 t7885_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1420,27 +1420,27 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8103_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
+                        kf_u32x4 t7931_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = kf_f16_from_f32(t8197_);
+                        if (t8028_) {
+                            y_[cg_] = kf_f16_from_f32(t8025_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1452,57 +1452,57 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8385_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8385_];
-                        unsigned t8390_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8390_];
+                        unsigned t8213_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8213_];
+                        unsigned t8218_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8218_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1511,16 +1511,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8434_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
+                        kf_u32x4 t8262_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8512_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8512_];
-                        unsigned t8517_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8517_];
+                        unsigned t8340_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8340_];
+                        unsigned t8345_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8345_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -1529,16 +1529,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8561_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
+                        kf_u32x4 t8389_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8639_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8639_];
-                        unsigned t8644_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8644_];
+                        unsigned t8467_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8467_];
+                        unsigned t8472_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8472_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -1547,16 +1547,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8688_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
+                        kf_u32x4 t8516_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8766_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8766_];
-                        unsigned t8771_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8771_];
+                        unsigned t8594_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8594_];
+                        unsigned t8599_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8599_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -1565,56 +1565,56 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8815_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
+                        kf_u32x4 t8643_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8894_ = x_[c_];
+                    float t8722_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8894_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8722_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -1653,62 +1653,62 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4828_ = nv_ << 1u;
+        unsigned t4742_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6806_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
-                        kf_u32x4 t6809_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
+                        kf_u32x4 t6677_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
+                        kf_u32x4 t6680_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1717,16 +1717,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6855_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
+                        kf_u32x4 t6726_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6937_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
-                        kf_u32x4 t6940_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
+                        kf_u32x4 t6808_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1735,16 +1735,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6986_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7068_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
-                        kf_u32x4 t7071_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
+                        kf_u32x4 t6939_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1753,16 +1753,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7117_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7199_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
-                        kf_u32x4 t7202_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
+                        kf_u32x4 t7070_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1771,73 +1771,73 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7248_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = t7342_;
+                        if (t7216_) {
+                            y_[cg_] = t7213_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7661_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
-                        kf_u32x4 t7664_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
+                        kf_u32x4 t7489_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
+                        kf_u32x4 t7492_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1846,16 +1846,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7710_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
+                        kf_u32x4 t7538_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7792_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
-                        kf_u32x4 t7795_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
+                        kf_u32x4 t7620_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
+                        kf_u32x4 t7623_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1864,16 +1864,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7841_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
+                        kf_u32x4 t7669_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7923_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
-                        kf_u32x4 t7926_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
+                        kf_u32x4 t7751_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
+                        kf_u32x4 t7754_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1882,16 +1882,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7972_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
+                        kf_u32x4 t7800_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8054_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
-                        kf_u32x4 t8057_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
+                        kf_u32x4 t7882_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
+                        kf_u32x4 t7885_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1900,27 +1900,27 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8103_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
+                        kf_u32x4 t7931_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = t8197_;
+                        if (t8028_) {
+                            y_[cg_] = t8025_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1932,57 +1932,57 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8385_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8385_];
-                        unsigned t8390_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8390_];
+                        unsigned t8213_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8213_];
+                        unsigned t8218_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8218_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1991,16 +1991,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8434_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
+                        kf_u32x4 t8262_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8512_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8512_];
-                        unsigned t8517_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8517_];
+                        unsigned t8340_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8340_];
+                        unsigned t8345_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8345_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -2009,16 +2009,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8561_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
+                        kf_u32x4 t8389_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8639_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8639_];
-                        unsigned t8644_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8644_];
+                        unsigned t8467_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8467_];
+                        unsigned t8472_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8472_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -2027,16 +2027,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8688_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
+                        kf_u32x4 t8516_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8766_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8766_];
-                        unsigned t8771_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8771_];
+                        unsigned t8594_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8594_];
+                        unsigned t8599_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8599_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -2045,56 +2045,56 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8815_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
+                        kf_u32x4 t8643_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8894_ = x_[c_];
+                    float t8722_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8894_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8722_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = s_;
             }
         }
@@ -2137,18 +2137,18 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2165,23 +2165,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6828_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
+                        kf_u32x4 t6699_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2190,14 +2190,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6858_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
+                        kf_u32x4 t6729_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6959_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2206,14 +2206,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6989_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7090_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2222,14 +2222,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7120_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7221_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2238,34 +2238,34 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7251_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = kf_f16_from_f32(t7342_);
+                        if (t7216_) {
+                            y_[cg_] = kf_f16_from_f32(t7213_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2282,23 +2282,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7683_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
+                        kf_u32x4 t7511_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2307,14 +2307,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7713_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
+                        kf_u32x4 t7541_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7814_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
+                        kf_u32x4 t7642_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2323,14 +2323,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7844_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
+                        kf_u32x4 t7672_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7945_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
+                        kf_u32x4 t7773_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2339,14 +2339,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7975_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
+                        kf_u32x4 t7803_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8076_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
+                        kf_u32x4 t7904_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2355,27 +2355,27 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8106_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
+                        kf_u32x4 t7934_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = kf_f16_from_f32(t8197_);
+                        if (t8028_) {
+                            y_[cg_] = kf_f16_from_f32(t8025_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2387,49 +2387,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2443,8 +2443,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8437_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
+                        kf_u32x4 t8265_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2458,8 +2458,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8564_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
+                        kf_u32x4 t8392_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2473,8 +2473,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8691_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
+                        kf_u32x4 t8519_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2488,56 +2488,56 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8818_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
+                        kf_u32x4 t8646_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(x_[c_]);
+                    float t8724_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8724_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -2580,18 +2580,18 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2608,23 +2608,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6828_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
+                        kf_u32x4 t6699_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2633,14 +2633,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6858_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
+                        kf_u32x4 t6729_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6959_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2649,14 +2649,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6989_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7090_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2665,14 +2665,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7120_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7221_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2681,34 +2681,34 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7251_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = t7342_;
+                        if (t7216_) {
+                            y_[cg_] = t7213_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2725,23 +2725,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7683_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
+                        kf_u32x4 t7511_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2750,14 +2750,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7713_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
+                        kf_u32x4 t7541_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7814_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
+                        kf_u32x4 t7642_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2766,14 +2766,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7844_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
+                        kf_u32x4 t7672_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7945_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
+                        kf_u32x4 t7773_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2782,14 +2782,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7975_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
+                        kf_u32x4 t7803_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8076_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
+                        kf_u32x4 t7904_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2798,27 +2798,27 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8106_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
+                        kf_u32x4 t7934_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = t8197_;
+                        if (t8028_) {
+                            y_[cg_] = t8025_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2830,49 +2830,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2886,8 +2886,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8437_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
+                        kf_u32x4 t8265_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2901,8 +2901,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8564_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
+                        kf_u32x4 t8392_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2916,8 +2916,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8691_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
+                        kf_u32x4 t8519_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2931,56 +2931,56 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8818_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
+                        kf_u32x4 t8646_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(x_[c_]);
+                    float t8724_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8724_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = s_;
             }
         }
@@ -3019,62 +3019,62 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4828_ = nv_ << 1u;
+        unsigned t4742_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6806_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
-                        kf_u32x4 t6809_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
+                        kf_u32x4 t6677_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
+                        kf_u32x4 t6680_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3083,16 +3083,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6858_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
+                        kf_u32x4 t6729_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6937_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
-                        kf_u32x4 t6940_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
+                        kf_u32x4 t6808_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3101,16 +3101,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6989_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7068_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
-                        kf_u32x4 t7071_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
+                        kf_u32x4 t6939_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3119,16 +3119,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7120_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7199_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
-                        kf_u32x4 t7202_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
+                        kf_u32x4 t7070_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3137,73 +3137,73 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7251_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = kf_f16_from_f32(t7342_);
+                        if (t7216_) {
+                            y_[cg_] = kf_f16_from_f32(t7213_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7661_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
-                        kf_u32x4 t7664_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
+                        kf_u32x4 t7489_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
+                        kf_u32x4 t7492_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3212,16 +3212,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7713_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
+                        kf_u32x4 t7541_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7792_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
-                        kf_u32x4 t7795_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
+                        kf_u32x4 t7620_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
+                        kf_u32x4 t7623_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3230,16 +3230,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7844_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
+                        kf_u32x4 t7672_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7923_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
-                        kf_u32x4 t7926_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
+                        kf_u32x4 t7751_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
+                        kf_u32x4 t7754_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3248,16 +3248,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7975_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
+                        kf_u32x4 t7803_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8054_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
-                        kf_u32x4 t8057_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
+                        kf_u32x4 t7882_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
+                        kf_u32x4 t7885_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3266,27 +3266,27 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8106_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
+                        kf_u32x4 t7934_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = kf_f16_from_f32(t8197_);
+                        if (t8028_) {
+                            y_[cg_] = kf_f16_from_f32(t8025_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3298,57 +3298,57 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8385_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8385_];
-                        unsigned t8390_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8390_];
+                        unsigned t8213_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8213_];
+                        unsigned t8218_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8218_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3357,16 +3357,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8437_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
+                        kf_u32x4 t8265_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8512_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8512_];
-                        unsigned t8517_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8517_];
+                        unsigned t8340_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8340_];
+                        unsigned t8345_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8345_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3375,16 +3375,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8564_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
+                        kf_u32x4 t8392_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8639_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8639_];
-                        unsigned t8644_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8644_];
+                        unsigned t8467_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8467_];
+                        unsigned t8472_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8472_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3393,16 +3393,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8691_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
+                        kf_u32x4 t8519_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8766_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8766_];
-                        unsigned t8771_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8771_];
+                        unsigned t8594_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8594_];
+                        unsigned t8599_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8599_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3411,56 +3411,56 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8818_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
+                        kf_u32x4 t8646_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8894_ = x_[c_];
+                    float t8722_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8894_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8722_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -3499,62 +3499,62 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4828_ = nv_ << 1u;
+        unsigned t4742_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6806_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
-                        kf_u32x4 t6809_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
+                        kf_u32x4 t6677_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
+                        kf_u32x4 t6680_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3563,16 +3563,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6858_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
+                        kf_u32x4 t6729_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6937_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
-                        kf_u32x4 t6940_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
+                        kf_u32x4 t6808_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3581,16 +3581,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6989_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7068_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
-                        kf_u32x4 t7071_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
+                        kf_u32x4 t6939_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3599,16 +3599,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7120_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7199_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
-                        kf_u32x4 t7202_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
+                        kf_u32x4 t7070_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3617,73 +3617,73 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7251_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = t7342_;
+                        if (t7216_) {
+                            y_[cg_] = t7213_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7661_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
-                        kf_u32x4 t7664_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
+                        kf_u32x4 t7489_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
+                        kf_u32x4 t7492_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3692,16 +3692,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7713_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
+                        kf_u32x4 t7541_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7792_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
-                        kf_u32x4 t7795_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
+                        kf_u32x4 t7620_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
+                        kf_u32x4 t7623_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3710,16 +3710,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7844_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
+                        kf_u32x4 t7672_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7923_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
-                        kf_u32x4 t7926_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
+                        kf_u32x4 t7751_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
+                        kf_u32x4 t7754_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3728,16 +3728,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7975_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
+                        kf_u32x4 t7803_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8054_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
-                        kf_u32x4 t8057_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
+                        kf_u32x4 t7882_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
+                        kf_u32x4 t7885_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3746,27 +3746,27 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8106_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
+                        kf_u32x4 t7934_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = t8197_;
+                        if (t8028_) {
+                            y_[cg_] = t8025_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3778,57 +3778,57 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8167_ = wv_[t8166_];
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8180_ = wv_[t8179_];
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8193_ = wv_[t8192_];
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8206_ = wv_[t8205_];
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8385_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8385_];
-                        unsigned t8390_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8390_];
+                        unsigned t8213_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8213_];
+                        unsigned t8218_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8218_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3837,16 +3837,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8437_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
+                        kf_u32x4 t8265_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8512_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8512_];
-                        unsigned t8517_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8517_];
+                        unsigned t8340_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8340_];
+                        unsigned t8345_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8345_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3855,16 +3855,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8564_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
+                        kf_u32x4 t8392_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8639_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8639_];
-                        unsigned t8644_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8644_];
+                        unsigned t8467_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8467_];
+                        unsigned t8472_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8472_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3873,16 +3873,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8691_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
+                        kf_u32x4 t8519_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8766_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8766_];
-                        unsigned t8771_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8771_];
+                        unsigned t8594_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8594_];
+                        unsigned t8599_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8599_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3891,56 +3891,56 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8818_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
+                        kf_u32x4 t8646_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8894_ = x_[c_];
+                    float t8722_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8894_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8722_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = s_;
             }
         }
@@ -4472,19 +4472,19 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = kf_ldg(wv_ + ((row_2_ * nv_) + v_));
@@ -4501,35 +4501,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = kf_ldg(wv_ + ((row_5_ * nv_) + v_4_));
                     xb_2_[6u] = kf_ldg(xv_ + (v_4_));
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t6784_ = kf_lane_id() < 1u;
-                        bool t6785_ = t6784_;
-                        if (t6784_) {
-                            t6785_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6655_ = kf_lane_id() < 1u;
+                        bool t6656_ = t6655_;
+                        if (t6655_) {
+                            t6656_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t6785_) {
+                        if (t6656_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6828_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
+                        kf_u32x4 t6699_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4538,14 +4538,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6855_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
+                        kf_u32x4 t6726_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6959_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4554,14 +4554,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6986_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7090_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4570,14 +4570,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7117_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7221_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4586,34 +4586,34 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7248_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7342_, yold_));
+                        if (t7216_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7213_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = kf_ldg(wv_ + ((row_6_ * nv_) + v_10_));
@@ -4630,35 +4630,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = kf_ldg(wv_ + ((row_9_ * nv_) + v_13_));
                     xb_2_[14u] = kf_ldg(xv_ + (v_13_));
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t7639_ = kf_lane_id() < 1u;
-                        bool t7640_ = t7639_;
-                        if (t7639_) {
-                            t7640_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7467_ = kf_lane_id() < 1u;
+                        bool t7468_ = t7467_;
+                        if (t7467_) {
+                            t7468_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7640_) {
+                        if (t7468_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7683_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
+                        kf_u32x4 t7511_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4667,14 +4667,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7710_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
+                        kf_u32x4 t7538_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7814_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
+                        kf_u32x4 t7642_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4683,14 +4683,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7841_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
+                        kf_u32x4 t7669_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t7945_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
+                        kf_u32x4 t7773_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4699,14 +4699,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7972_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
+                        kf_u32x4 t7800_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t8076_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
+                        kf_u32x4 t7904_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -4715,27 +4715,27 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8103_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
+                        kf_u32x4 t7931_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8197_, yold_));
+                        if (t8028_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8025_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -4747,49 +4747,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8339_ = kf_ldg(wv_ + (t8338_));
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8167_ = kf_ldg(wv_ + (t8166_));
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8352_ = kf_ldg(wv_ + (t8351_));
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8180_ = kf_ldg(wv_ + (t8179_));
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8365_ = kf_ldg(wv_ + (t8364_));
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8193_ = kf_ldg(wv_ + (t8192_));
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8378_ = kf_ldg(wv_ + (t8377_));
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8206_ = kf_ldg(wv_ + (t8205_));
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -4803,8 +4803,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8434_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
+                        kf_u32x4 t8262_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -4818,8 +4818,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8561_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
+                        kf_u32x4 t8389_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -4833,8 +4833,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8688_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
+                        kf_u32x4 t8516_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -4848,56 +4848,56 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8815_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
+                        kf_u32x4 t8643_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
+                    float t8724_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = kf_ldg(w16_ + (i_));
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8724_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
@@ -4940,19 +4940,19 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4883_ = m_ - wid_;
-            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4797_ = m_ - wid_;
+            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6511_ = t4891_ + 1u;
+            unsigned t6425_ = t4805_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
-                if (t0_ < t4891_) {
+            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
+                if (t0_ < t4805_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = kf_ldg(wv_ + ((row_2_ * nv_) + v_));
@@ -4969,35 +4969,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = kf_ldg(wv_ + ((row_5_ * nv_) + v_4_));
                     xb_2_[6u] = kf_ldg(xv_ + (v_4_));
-                    unsigned t6715_ = lk_ + 1u;
-                    lk_ = t6715_;
-                    if (t6715_ == steps_) {
+                    unsigned t6629_ = lk_ + 1u;
+                    lk_ = t6629_;
+                    if (t6629_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6768_ = t0_ >= 1u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = (t0_ - 1u) < t4891_;
+                bool t6639_ = t0_ >= 1u;
+                bool t6640_ = t6639_;
+                if (t6639_) {
+                    t6640_ = (t0_ - 1u) < t4805_;
                 }
-                if (t6769_) {
+                if (t6640_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t6784_ = kf_lane_id() < 1u;
-                        bool t6785_ = t6784_;
-                        if (t6784_) {
-                            t6785_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6655_ = kf_lane_id() < 1u;
+                        bool t6656_ = t6655_;
+                        if (t6655_) {
+                            t6656_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t6785_) {
+                        if (t6656_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6828_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
+                        kf_u32x4 t6699_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -5006,14 +5006,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6858_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
+                        kf_u32x4 t6729_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6959_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -5022,14 +5022,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6989_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7090_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5038,14 +5038,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7120_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7221_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5054,34 +5054,34 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7251_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7322_ = ck_ + 1u;
-                    ck_ = t7322_;
-                    if (t7322_ == steps_) {
+                    unsigned t7193_ = ck_ + 1u;
+                    ck_ = t7193_;
+                    if (t7193_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
-                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
-                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
-                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
-                        bool t7344_ = lane_ == r_;
-                        bool t7345_ = t7344_;
-                        if (t7344_) {
-                            t7345_ = cg_ < m_;
+                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
+                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
+                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
+                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
+                        bool t7215_ = lane_ == r_;
+                        bool t7216_ = t7215_;
+                        if (t7215_) {
+                            t7216_ = cg_ < m_;
                         }
-                        if (t7345_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7342_, yold_));
+                        if (t7216_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7213_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4891_) {
+                if ((t0_ + 1u) < t4805_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = kf_ldg(wv_ + ((row_6_ * nv_) + v_10_));
@@ -5098,35 +5098,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = kf_ldg(wv_ + ((row_9_ * nv_) + v_13_));
                     xb_2_[14u] = kf_ldg(xv_ + (v_13_));
-                    unsigned t7570_ = lk_ + 1u;
-                    lk_ = t7570_;
-                    if (t7570_ == steps_) {
+                    unsigned t7441_ = lk_ + 1u;
+                    lk_ = t7441_;
+                    if (t7441_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7623_ = (t0_ + 1u) >= 1u;
-                bool t7624_ = t7623_;
-                if (t7623_) {
-                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
+                bool t7451_ = (t0_ + 1u) >= 1u;
+                bool t7452_ = t7451_;
+                if (t7451_) {
+                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
                 }
-                if (t7624_) {
+                if (t7452_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t7639_ = kf_lane_id() < 1u;
-                        bool t7640_ = t7639_;
-                        if (t7639_) {
-                            t7640_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7467_ = kf_lane_id() < 1u;
+                        bool t7468_ = t7467_;
+                        if (t7467_) {
+                            t7468_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7640_) {
+                        if (t7468_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7683_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
+                        kf_u32x4 t7511_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5135,14 +5135,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7713_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
+                        kf_u32x4 t7541_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7814_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
+                        kf_u32x4 t7642_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5151,14 +5151,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7844_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
+                        kf_u32x4 t7672_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t7945_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
+                        kf_u32x4 t7773_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5167,14 +5167,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7975_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
+                        kf_u32x4 t7803_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t8076_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
+                        kf_u32x4 t7904_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5183,27 +5183,27 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8106_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
+                        kf_u32x4 t7934_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8177_ = ck_ + 1u;
-                    ck_ = t8177_;
-                    if (t8177_ == steps_) {
+                    unsigned t8005_ = ck_ + 1u;
+                    ck_ = t8005_;
+                    if (t8005_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
-                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
-                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
-                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
-                        bool t8199_ = lane_ == r_2_;
-                        bool t8200_ = t8199_;
-                        if (t8199_) {
-                            t8200_ = cg_ < m_;
+                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
+                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
+                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
+                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
+                        bool t8027_ = lane_ == r_2_;
+                        bool t8028_ = t8027_;
+                        if (t8027_) {
+                            t8028_ = cg_ < m_;
                         }
-                        if (t8200_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8197_, yold_));
+                        if (t8028_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8025_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5215,49 +5215,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
+        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8332_;
+                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8160_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8338_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8339_ = kf_ldg(wv_ + (t8338_));
-                        t_4_ = t8339_;
+                        unsigned t8166_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8167_ = kf_ldg(wv_ + (t8166_));
+                        t_4_ = t8167_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8345_;
+                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8173_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8351_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8352_ = kf_ldg(wv_ + (t8351_));
-                        t_5_ = t8352_;
+                        unsigned t8179_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8180_ = kf_ldg(wv_ + (t8179_));
+                        t_5_ = t8180_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8358_;
+                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8186_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8364_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8365_ = kf_ldg(wv_ + (t8364_));
-                        t_6_ = t8365_;
+                        unsigned t8192_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8193_ = kf_ldg(wv_ + (t8192_));
+                        t_6_ = t8193_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8371_;
+                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8199_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8377_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8378_ = kf_ldg(wv_ + (t8377_));
-                        t_7_ = t8378_;
+                        unsigned t8205_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8206_ = kf_ldg(wv_ + (t8205_));
+                        t_7_ = t8206_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -5271,8 +5271,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8437_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
+                        kf_u32x4 t8265_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -5286,8 +5286,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8564_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
+                        kf_u32x4 t8392_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -5301,8 +5301,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8691_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
+                        kf_u32x4 t8519_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -5316,56 +5316,56 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8818_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
+                        kf_u32x4 t8646_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
+                    float t8724_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = kf_ldg(w16_ + (i_));
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8724_, acc_4_[0u]);
                 }
             }
-            float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8936_ == 32u) {
-                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
-                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
-                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
-                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
-                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
+            float t8742_ = acc_4_[0u];
+            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8764_ == 32u) {
+                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
+                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
+                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
+                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
+                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
             } else {
-                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
-                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
-                float t8959_ = __fadd_rn(t8914_, t8956_);
-                float t8960_ = t8958_ ? t8959_ : t8914_;
-                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
-                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
-                float t8965_ = __fadd_rn(t8960_, t8962_);
-                float t8966_ = t8964_ ? t8965_ : t8960_;
-                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
-                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
-                float t8971_ = __fadd_rn(t8966_, t8968_);
-                float t8972_ = t8970_ ? t8971_ : t8966_;
-                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
-                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
-                float t8977_ = __fadd_rn(t8972_, t8974_);
-                float t8978_ = t8976_ ? t8977_ : t8972_;
-                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
-                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
-                float t8983_ = __fadd_rn(t8978_, t8980_);
-                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
+                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
+                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
+                float t8787_ = __fadd_rn(t8742_, t8784_);
+                float t8788_ = t8786_ ? t8787_ : t8742_;
+                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
+                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
+                float t8793_ = __fadd_rn(t8788_, t8790_);
+                float t8794_ = t8792_ ? t8793_ : t8788_;
+                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
+                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
+                float t8799_ = __fadd_rn(t8794_, t8796_);
+                float t8800_ = t8798_ ? t8799_ : t8794_;
+                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
+                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
+                float t8805_ = __fadd_rn(t8800_, t8802_);
+                float t8806_ = t8804_ ? t8805_ : t8800_;
+                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
+                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
+                float t8811_ = __fadd_rn(t8806_, t8808_);
+                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
             }
-            bool t8988_ = lane_2_ == 0u;
-            bool t8989_ = t8988_;
-            if (t8988_) {
-                t8989_ = g_ < m_;
+            bool t8816_ = lane_2_ == 0u;
+            bool t8817_ = t8816_;
+            if (t8816_) {
+                t8817_ = g_ < m_;
             }
-            if (t8989_) {
+            if (t8817_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
@@ -9717,16 +9717,16 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t3401_ = t0_ >= 1u;
-            bool t3402_ = t3401_;
-            if (t3401_) {
-                t3402_ = (t0_ - 1u) < t1524_;
+            bool t3358_ = t0_ >= 1u;
+            bool t3359_ = t3358_;
+            if (t3358_) {
+                t3359_ = (t0_ - 1u) < t1524_;
             }
-            if (t3402_) {
+            if (t3359_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t3461_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
+                    kf_u32x4 t3418_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3418_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -9735,14 +9735,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3488_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
+                    kf_u32x4 t3445_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3592_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
+                    kf_u32x4 t3549_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -9751,14 +9751,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3619_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
+                    kf_u32x4 t3576_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3576_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3723_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
+                    kf_u32x4 t3680_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -9767,14 +9767,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3750_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
+                    kf_u32x4 t3707_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3707_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3854_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
+                    kf_u32x4 t3811_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -9783,27 +9783,27 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3881_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
+                    kf_u32x4 t3838_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3838_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3955_ = ck_ + 1u;
-                ck_ = t3955_;
-                if (t3955_ == steps_) {
+                unsigned t3912_ = ck_ + 1u;
+                ck_ = t3912_;
+                if (t3912_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
-                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
-                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
-                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
-                    bool t3977_ = lane_ == r_;
-                    bool t3978_ = t3977_;
-                    if (t3977_) {
-                        t3978_ = cg_ < m_;
+                    float t3920_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3923_ = __fadd_rn(t3920_, kf_shfl_xor(t3920_, 8u, kf_wn));
+                    float t3926_ = __fadd_rn(t3923_, kf_shfl_xor(t3923_, 4u, kf_wn));
+                    float t3929_ = __fadd_rn(t3926_, kf_shfl_xor(t3926_, 2u, kf_wn));
+                    float t3932_ = __fadd_rn(t3929_, kf_shfl_xor(t3929_, 1u, kf_wn));
+                    bool t3934_ = lane_ == r_;
+                    bool t3935_ = t3934_;
+                    if (t3934_) {
+                        t3935_ = cg_ < m_;
                     }
-                    if (t3978_) {
-                        y_[cg_] = kf_f16_from_f32(t3975_);
+                    if (t3935_) {
+                        y_[cg_] = kf_f16_from_f32(t3932_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -9827,23 +9827,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4203_ = lk_ + 1u;
-                lk_ = t4203_;
-                if (t4203_ == steps_) {
+                unsigned t4160_ = lk_ + 1u;
+                lk_ = t4160_;
+                if (t4160_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t4256_ = (t0_ + 1u) >= 1u;
-            bool t4257_ = t4256_;
-            if (t4256_) {
-                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4170_ = (t0_ + 1u) >= 1u;
+            bool t4171_ = t4170_;
+            if (t4170_) {
+                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4257_) {
+            if (t4171_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4316_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    kf_u32x4 t4230_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -9852,14 +9852,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4343_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
+                    kf_u32x4 t4257_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4447_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    kf_u32x4 t4361_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -9868,14 +9868,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4474_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
+                    kf_u32x4 t4388_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4578_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    kf_u32x4 t4492_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -9884,14 +9884,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4605_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
+                    kf_u32x4 t4519_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4709_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    kf_u32x4 t4623_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -9900,27 +9900,27 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4736_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
+                    kf_u32x4 t4650_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4810_ = ck_ + 1u;
-                ck_ = t4810_;
-                if (t4810_ == steps_) {
+                unsigned t4724_ = ck_ + 1u;
+                ck_ = t4724_;
+                if (t4724_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
-                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
-                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
-                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
-                    bool t4832_ = lane_ == r_2_;
-                    bool t4833_ = t4832_;
-                    if (t4832_) {
-                        t4833_ = cg_ < m_;
+                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
+                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
+                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
+                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
+                    bool t4746_ = lane_ == r_2_;
+                    bool t4747_ = t4746_;
+                    if (t4746_) {
+                        t4747_ = cg_ < m_;
                     }
-                    if (t4833_) {
-                        y_[cg_] = kf_f16_from_f32(t4830_);
+                    if (t4747_) {
+                        y_[cg_] = kf_f16_from_f32(t4744_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10182,16 +10182,16 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t3401_ = t0_ >= 1u;
-            bool t3402_ = t3401_;
-            if (t3401_) {
-                t3402_ = (t0_ - 1u) < t1524_;
+            bool t3358_ = t0_ >= 1u;
+            bool t3359_ = t3358_;
+            if (t3358_) {
+                t3359_ = (t0_ - 1u) < t1524_;
             }
-            if (t3402_) {
+            if (t3359_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t3461_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
+                    kf_u32x4 t3418_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3418_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10200,14 +10200,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3488_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
+                    kf_u32x4 t3445_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3592_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
+                    kf_u32x4 t3549_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10216,14 +10216,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3619_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
+                    kf_u32x4 t3576_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3576_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3723_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
+                    kf_u32x4 t3680_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10232,14 +10232,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3750_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
+                    kf_u32x4 t3707_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3707_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3854_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
+                    kf_u32x4 t3811_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10248,27 +10248,27 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3881_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
+                    kf_u32x4 t3838_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3838_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3955_ = ck_ + 1u;
-                ck_ = t3955_;
-                if (t3955_ == steps_) {
+                unsigned t3912_ = ck_ + 1u;
+                ck_ = t3912_;
+                if (t3912_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
-                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
-                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
-                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
-                    bool t3977_ = lane_ == r_;
-                    bool t3978_ = t3977_;
-                    if (t3977_) {
-                        t3978_ = cg_ < m_;
+                    float t3920_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3923_ = __fadd_rn(t3920_, kf_shfl_xor(t3920_, 8u, kf_wn));
+                    float t3926_ = __fadd_rn(t3923_, kf_shfl_xor(t3923_, 4u, kf_wn));
+                    float t3929_ = __fadd_rn(t3926_, kf_shfl_xor(t3926_, 2u, kf_wn));
+                    float t3932_ = __fadd_rn(t3929_, kf_shfl_xor(t3929_, 1u, kf_wn));
+                    bool t3934_ = lane_ == r_;
+                    bool t3935_ = t3934_;
+                    if (t3934_) {
+                        t3935_ = cg_ < m_;
                     }
-                    if (t3978_) {
-                        y_[cg_] = t3975_;
+                    if (t3935_) {
+                        y_[cg_] = t3932_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10292,23 +10292,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4203_ = lk_ + 1u;
-                lk_ = t4203_;
-                if (t4203_ == steps_) {
+                unsigned t4160_ = lk_ + 1u;
+                lk_ = t4160_;
+                if (t4160_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t4256_ = (t0_ + 1u) >= 1u;
-            bool t4257_ = t4256_;
-            if (t4256_) {
-                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4170_ = (t0_ + 1u) >= 1u;
+            bool t4171_ = t4170_;
+            if (t4170_) {
+                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4257_) {
+            if (t4171_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4316_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    kf_u32x4 t4230_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10317,14 +10317,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4343_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
+                    kf_u32x4 t4257_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4447_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    kf_u32x4 t4361_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10333,14 +10333,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4474_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
+                    kf_u32x4 t4388_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4578_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    kf_u32x4 t4492_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10349,14 +10349,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4605_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
+                    kf_u32x4 t4519_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4709_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    kf_u32x4 t4623_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10365,27 +10365,27 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4736_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
+                    kf_u32x4 t4650_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4810_ = ck_ + 1u;
-                ck_ = t4810_;
-                if (t4810_ == steps_) {
+                unsigned t4724_ = ck_ + 1u;
+                ck_ = t4724_;
+                if (t4724_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
-                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
-                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
-                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
-                    bool t4832_ = lane_ == r_2_;
-                    bool t4833_ = t4832_;
-                    if (t4832_) {
-                        t4833_ = cg_ < m_;
+                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
+                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
+                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
+                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
+                    bool t4746_ = lane_ == r_2_;
+                    bool t4747_ = t4746_;
+                    if (t4746_) {
+                        t4747_ = cg_ < m_;
                     }
-                    if (t4833_) {
-                        y_[cg_] = t4830_;
+                    if (t4747_) {
+                        y_[cg_] = t4744_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10567,28 +10567,28 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t3401_ = t0_ >= 1u;
-            bool t3402_ = t3401_;
-            if (t3401_) {
-                t3402_ = (t0_ - 1u) < t1524_;
+            bool t3358_ = t0_ >= 1u;
+            bool t3359_ = t3358_;
+            if (t3358_) {
+                t3359_ = (t0_ - 1u) < t1524_;
             }
-            if (t3402_) {
+            if (t3359_) {
                 if (ck_ == 0u) {
                     float v_5_ = 0.0f;
-                    bool t3417_ = kf_lane_id() < 1u;
-                    bool t3418_ = t3417_;
-                    if (t3417_) {
-                        t3418_ = (cg_ + kf_lane_id()) < m_;
+                    bool t3374_ = kf_lane_id() < 1u;
+                    bool t3375_ = t3374_;
+                    if (t3374_) {
+                        t3375_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t3418_) {
+                    if (t3375_) {
                         v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_5_;
                 }
                 unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3461_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
+                    kf_u32x4 t3418_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3418_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10597,14 +10597,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3488_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
+                    kf_u32x4 t3445_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3592_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
+                    kf_u32x4 t3549_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10613,14 +10613,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3619_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
+                    kf_u32x4 t3576_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3576_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3723_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
+                    kf_u32x4 t3680_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10629,14 +10629,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3750_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
+                    kf_u32x4 t3707_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3707_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_9_ < nv_2_) {
-                    kf_u32x4 t3854_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
+                    kf_u32x4 t3811_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10645,27 +10645,27 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3881_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
+                    kf_u32x4 t3838_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3838_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3955_ = ck_ + 1u;
-                ck_ = t3955_;
-                if (t3955_ == steps_) {
+                unsigned t3912_ = ck_ + 1u;
+                ck_ = t3912_;
+                if (t3912_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
-                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
-                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
-                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
-                    bool t3977_ = lane_ == r_;
-                    bool t3978_ = t3977_;
-                    if (t3977_) {
-                        t3978_ = cg_ < m_;
+                    float t3920_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3923_ = __fadd_rn(t3920_, kf_shfl_xor(t3920_, 8u, kf_wn));
+                    float t3926_ = __fadd_rn(t3923_, kf_shfl_xor(t3923_, 4u, kf_wn));
+                    float t3929_ = __fadd_rn(t3926_, kf_shfl_xor(t3926_, 2u, kf_wn));
+                    float t3932_ = __fadd_rn(t3929_, kf_shfl_xor(t3929_, 1u, kf_wn));
+                    bool t3934_ = lane_ == r_;
+                    bool t3935_ = t3934_;
+                    if (t3934_) {
+                        t3935_ = cg_ < m_;
                     }
-                    if (t3978_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3975_, yold_));
+                    if (t3935_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3932_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10689,35 +10689,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = kf_ldg(wv_ + ((row_8_ * nv_2_) + v_13_));
                 xb_[14u] = xs_[v_13_];
-                unsigned t4203_ = lk_ + 1u;
-                lk_ = t4203_;
-                if (t4203_ == steps_) {
+                unsigned t4160_ = lk_ + 1u;
+                lk_ = t4160_;
+                if (t4160_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t4256_ = (t0_ + 1u) >= 1u;
-            bool t4257_ = t4256_;
-            if (t4256_) {
-                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4170_ = (t0_ + 1u) >= 1u;
+            bool t4171_ = t4170_;
+            if (t4170_) {
+                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4257_) {
+            if (t4171_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t4272_ = kf_lane_id() < 1u;
-                    bool t4273_ = t4272_;
-                    if (t4272_) {
-                        t4273_ = (cg_ + kf_lane_id()) < m_;
+                    bool t4186_ = kf_lane_id() < 1u;
+                    bool t4187_ = t4186_;
+                    if (t4186_) {
+                        t4187_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t4273_) {
+                    if (t4187_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4316_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    kf_u32x4 t4230_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10726,14 +10726,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4343_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
+                    kf_u32x4 t4257_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4447_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    kf_u32x4 t4361_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10742,14 +10742,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4474_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
+                    kf_u32x4 t4388_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t4578_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    kf_u32x4 t4492_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10758,14 +10758,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4605_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
+                    kf_u32x4 t4519_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t4709_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    kf_u32x4 t4623_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10774,27 +10774,27 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4736_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
+                    kf_u32x4 t4650_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4810_ = ck_ + 1u;
-                ck_ = t4810_;
-                if (t4810_ == steps_) {
+                unsigned t4724_ = ck_ + 1u;
+                ck_ = t4724_;
+                if (t4724_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
-                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
-                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
-                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
-                    bool t4832_ = lane_ == r_2_;
-                    bool t4833_ = t4832_;
-                    if (t4832_) {
-                        t4833_ = cg_ < m_;
+                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
+                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
+                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
+                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
+                    bool t4746_ = lane_ == r_2_;
+                    bool t4747_ = t4746_;
+                    if (t4746_) {
+                        t4747_ = cg_ < m_;
                     }
-                    if (t4833_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4830_, yold_));
+                    if (t4747_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4744_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10975,16 +10975,16 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t3401_ = t0_ >= 1u;
-            bool t3402_ = t3401_;
-            if (t3401_) {
-                t3402_ = (t0_ - 1u) < t1524_;
+            bool t3358_ = t0_ >= 1u;
+            bool t3359_ = t3358_;
+            if (t3358_) {
+                t3359_ = (t0_ - 1u) < t1524_;
             }
-            if (t3402_) {
+            if (t3359_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t3461_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
+                    kf_u32x4 t3418_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3418_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3418_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3418_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10993,14 +10993,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3488_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
+                    kf_u32x4 t3445_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3445_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3592_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
+                    kf_u32x4 t3549_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3549_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11009,14 +11009,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3619_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
+                    kf_u32x4 t3576_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3576_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3576_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3576_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3723_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
+                    kf_u32x4 t3680_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3680_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11025,14 +11025,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3750_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
+                    kf_u32x4 t3707_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3707_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3707_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3707_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3854_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
+                    kf_u32x4 t3811_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3811_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11041,27 +11041,27 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3881_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
+                    kf_u32x4 t3838_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3838_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3838_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3838_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3955_ = ck_ + 1u;
-                ck_ = t3955_;
-                if (t3955_ == steps_) {
+                unsigned t3912_ = ck_ + 1u;
+                ck_ = t3912_;
+                if (t3912_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
-                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
-                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
-                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
-                    bool t3977_ = lane_ == r_;
-                    bool t3978_ = t3977_;
-                    if (t3977_) {
-                        t3978_ = cg_ < m_;
+                    float t3920_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3923_ = __fadd_rn(t3920_, kf_shfl_xor(t3920_, 8u, kf_wn));
+                    float t3926_ = __fadd_rn(t3923_, kf_shfl_xor(t3923_, 4u, kf_wn));
+                    float t3929_ = __fadd_rn(t3926_, kf_shfl_xor(t3926_, 2u, kf_wn));
+                    float t3932_ = __fadd_rn(t3929_, kf_shfl_xor(t3929_, 1u, kf_wn));
+                    bool t3934_ = lane_ == r_;
+                    bool t3935_ = t3934_;
+                    if (t3934_) {
+                        t3935_ = cg_ < m_;
                     }
-                    if (t3978_) {
-                        y_[cg_] = t3975_;
+                    if (t3935_) {
+                        y_[cg_] = t3932_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11085,23 +11085,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4203_ = lk_ + 1u;
-                lk_ = t4203_;
-                if (t4203_ == steps_) {
+                unsigned t4160_ = lk_ + 1u;
+                lk_ = t4160_;
+                if (t4160_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t4256_ = (t0_ + 1u) >= 1u;
-            bool t4257_ = t4256_;
-            if (t4256_) {
-                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4170_ = (t0_ + 1u) >= 1u;
+            bool t4171_ = t4170_;
+            if (t4170_) {
+                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4257_) {
+            if (t4171_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4316_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    kf_u32x4 t4230_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11110,14 +11110,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4343_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
+                    kf_u32x4 t4257_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4447_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    kf_u32x4 t4361_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11126,14 +11126,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4474_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
+                    kf_u32x4 t4388_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4578_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    kf_u32x4 t4492_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11142,14 +11142,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4605_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
+                    kf_u32x4 t4519_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4709_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    kf_u32x4 t4623_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -11158,27 +11158,27 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4736_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
+                    kf_u32x4 t4650_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4810_ = ck_ + 1u;
-                ck_ = t4810_;
-                if (t4810_ == steps_) {
+                unsigned t4724_ = ck_ + 1u;
+                ck_ = t4724_;
+                if (t4724_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
-                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
-                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
-                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
-                    bool t4832_ = lane_ == r_2_;
-                    bool t4833_ = t4832_;
-                    if (t4832_) {
-                        t4833_ = cg_ < m_;
+                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
+                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
+                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
+                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
+                    bool t4746_ = lane_ == r_2_;
+                    bool t4747_ = t4746_;
+                    if (t4746_) {
+                        t4747_ = cg_ < m_;
                     }
-                    if (t4833_) {
-                        y_[cg_] = t4830_;
+                    if (t4747_) {
+                        y_[cg_] = t4744_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;

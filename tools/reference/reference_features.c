@@ -280,6 +280,38 @@ static void ref_nested_context(ref_ctx *r)
     free(a);
 }
 
+/* control.kf's unroll_dead_arms: each iteration's live arms only. */
+static void ref_unroll_dead_arms(ref_ctx *r)
+{
+    size_t nx, no, nc;
+    float *x = in_buf(r, "x", KF_S_F32, 4, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    uint32_t *c = in_buf(r, "c", KF_S_U32, 1, &nc);
+    uint32_t n = (uint32_t)in_num(r, "n");
+    for (uint32_t t = 0; t < 32 && t < nx && t < no && 4 * t + 3 < nc; t++) {
+        const float *v = &x[4 * t];
+        uint32_t arr[4];
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < 4; k++) {
+            arr[k] = k * t;
+            if (k > 0) acc += v[k - 1];
+            if (k > 1) acc += 2.0f * v[k - 2];
+            if (k > 0 && t < n) acc += 10.0f * v[k - 1];
+            if (k > 0 && t < n) acc += 100.0f * v[k - 1];
+            else acc += 1000.0f;
+            if (t >= n || k == 3) acc += 0.5f;
+            else acc += 10000.0f * v[k + 1];
+            if (k == 0) c[4 * t] = 7;
+            else if (k < 3) c[4 * t + k] = arr[k - 1] + 1;
+            else c[4 * t + 3] = arr[0];
+        }
+        o[t] = acc;
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "c", KF_S_U32, c, nc);
+    free(x);
+}
+
 /* control.kf's nested_context_builtins: contexts through builtins and for. */
 static void ref_nested_context_builtins(ref_ctx *r)
 {
@@ -1025,7 +1057,7 @@ static void ref_algo_rowmax(ref_ctx *r) { algo_matrix(r, "rm"); }
 
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
-    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"nested_context_builtins", ref_nested_context_builtins}, {"warp_ops", ref_warp_ops}, \
+    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"nested_context_builtins", ref_nested_context_builtins}, {"unroll_dead_arms", ref_unroll_dead_arms}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
