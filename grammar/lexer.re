@@ -167,6 +167,34 @@ static int digit_value(unsigned c)
     return 99;
 }
 
+/* The kforge type a C suffix or a type-name suffix of a literal asks for
+ * ("1u", "1.0f", "2ull", "1i64"), or NULL if the letters are not one. */
+static const char *suffix_type(const char *p, size_t n, bool is_float)
+{
+    static const char *const types[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (n == strlen(types[i]) && memcmp(p, types[i], n) == 0) return types[i];
+    char c[4] = {0};
+    if (n == 0 || n > 3) return NULL;
+    for (size_t i = 0; i < n; i++) c[i] = (char)(p[i] | 0x20);
+    if (is_float) return n == 1 && c[0] == 'f' ? "f32" : n == 1 && c[0] == 'l' ? "f64" : NULL;
+    if (!strcmp(c, "u")) return "u32";
+    if (!strcmp(c, "l") || !strcmp(c, "ll")) return "i64";
+    if (!strcmp(c, "ul") || !strcmp(c, "lu") || !strcmp(c, "ull") || !strcmp(c, "llu")) return "u64";
+    return NULL;
+}
+
+/* Reports a literal with a type suffix; false if p .. p + n is not one. */
+static bool literal_suffix(kf_lexer *lx, const char *start, const char *p, size_t n, bool is_float)
+{
+    const char *t = suffix_type(p, n, is_float);
+    if (!t) return false;
+    int len = (int)(p - start) > 40 ? 40 : (int)(p - start);
+    lex_error(lx, start, "invalid suffix '%.*s' on '%.*s%.*s': a literal takes its type from the context; write "
+              "'%.*s', or '%.*s as %s'", (int)n, p, len, start, (int)n, p, len, start, len, start, t);
+    return true;
+}
+
 /* An integer literal [0-9][0-9A-Za-z_]* (decimal, 0x hex, 0b binary, with
  * `_` separators between digits). Errors leave *val = 0. */
 static void int_value(kf_lexer *lx, const char *s, size_t len, uint64_t *val)
@@ -198,6 +226,12 @@ static void int_value(kf_lexer *lx, const char *s, size_t len, uint64_t *val)
             return;
         }
         if (d >= (int)base) {
+            if (digits > 0 && literal_suffix(lx, s, s + i, len - i, false)) return;
+            if (base == 10 && digits > 0 && (c | 0x20) == 'e') {   /* "1e5f": an exponent, then a suffix */
+                size_t j = i + 1;
+                while (j < len && s[j] >= '0' && s[j] <= '9') j++;
+                if (j > i + 1 && literal_suffix(lx, s, s + j, len - j, true)) return;
+            }
             lex_error(lx, s, "invalid %s digit '%c' in '%.*s%s'%s", kind, c, n, s, more,
                       base == 10 && digits == 0 ? "" : base == 10 ? " (hex literals start with 0x)" : "");
             return;
@@ -264,6 +298,7 @@ static cursor number_suffix(kf_lexer *lx, const char *start, cursor p)
     if (!is_word(*p)) return p;
     cursor q = p;
     while (is_word(*q)) q++;
+    if (literal_suffix(lx, start, (const char *)p, (size_t)(q - p), true)) return q;
     int n = (int)(q - (cursor)start) > 40 ? 40 : (int)(q - (cursor)start);
     lex_error(lx, start, "invalid suffix '%.*s' on number '%.*s'", (int)(q - p) > 20 ? 20 : (int)(q - p),
               (const char *)p, n, start);

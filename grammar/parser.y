@@ -475,10 +475,68 @@ static bool ends_operand(int tk)
 }
 
 /* A hint for a few common causes, appended to the expected list. */
+static bool token_is(const kf_token *t, const char *word)
+{
+    return t->len == strlen(word) && memcmp(t->text, word, t->len) == 0;
+}
+
+/* The kforge type for a C or CUDA spelling of a declaration's type
+ * ("float x = 1.0;"), "" for auto, NULL if t is not one. */
+static const char *c_type_word(const kf_token *t)
+{
+    static const char *const words[][2] = {
+        {"float", "f32"},   {"double", "f64"}, {"int", "i32"},       {"signed", "i32"},  {"unsigned", "u32"},
+        {"half", "f16"},    {"char", "i8"},    {"short", "i16"},     {"long", "i64"},    {"auto", ""},
+        {"size_t", "u64"},  {"int32_t", "i32"}, {"uint32_t", "u32"}, {"int64_t", "i64"}, {"uint64_t", "u64"}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (token_is(t, words[i][0])) return words[i][1];
+    return NULL;
+}
+
+static bool starts_operand(int tk) { return tk == TK_NAME || tk == TK_INT || tk == TK_FLOAT || tk == TK_LPAREN; }
+
+/* Hints for slips of a C or CUDA programmer, where the token sequence
+ * says which one it is. Returns false if none applies. */
+static bool c_slip_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
+{
+    int prev = px->prev_tk;
+    bool glued = prev && tok->loc.line == px->prev.loc.line && tok->loc.col == px->prev.loc.col + px->prev.len;
+    if ((tk == TK_PLUS || tk == TK_MINUS) && prev == tk && glued)
+        kf_buf_printf(out, " (there is no %s operator; write 'i %s= 1')", tk == TK_PLUS ? "++" : "--",
+                      tk == TK_PLUS ? "+" : "-");
+    else if (tk == TK_LPAREN && prev == TK_FOR)
+        kf_buf_puts(out, " (a for loop is 'for i in a .. b { }' or 'for i in a .. b step s { }', without parentheses)");
+    else if (starts_operand(tk) && prev == TK_RPAREN && would_accept(px->engine, TK_LBRACE))
+        kf_buf_puts(out, " (the body of an if, for or while needs braces: 'if cond { ... }')");
+    else if (starts_operand(tk) && prev == TK_RPAREN)
+        kf_buf_puts(out, " (there are no C casts: a conversion is written 'e as T', e.g. 'n as f32')");
+    else if (tk == TK_NAME && (prev == TK_TYPE || (prev == TK_NAME && c_type_word(&px->prev))) && !glued &&
+             tok->loc.line == px->prev.loc.line) {
+        const char *ct = prev == TK_NAME ? c_type_word(&px->prev) : NULL;
+        int tl = ct ? (int)strlen(ct) : (int)px->prev.len;
+        const char *tt = ct ? ct : px->prev.text, *colon = tl ? ": " : "";
+        kf_buf_printf(out, " (a declaration is 'let %s%s%.*s = ...;', or 'var %s%s%.*s = ...;' to assign it later)",
+                      tok->v.name, colon, tl, tt, tok->v.name, colon, tl, tt);
+    }
+    else if (tk == TK_CONST && px->lx.nesting > 0)
+        kf_buf_puts(out, " (a const is declared at module level, outside any fn or kernel; inside one, "
+                    "'let N = 4;' with a constant value is a compile-time constant too)");
+    else if (tk == TK_NAME && would_accept(px->engine, TK_KERNEL) && (token_is(tok, "__global__") || token_is(tok, "__device__") ||
+                                            token_is(tok, "void") || token_is(tok, "template")))
+        kf_buf_puts(out, " (a kernel is 'kernel name(x: &[f32], n: u32) { }' and a device function "
+                    "'fn name(x: f32) -> f32 { }')");
+    else if (tk == TK_STAR && would_accept(px->engine, TK_AMP))
+        kf_buf_puts(out, " (a buffer parameter is '&[f32]', or '&mut [f32]' when the kernel writes it)");
+    else
+        return false;
+    return true;
+}
+
 static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
 {
     const char *spelling = kf_lex_token_name(tk);
     bool keyword = spelling[0] == '\'' && spelling[1] >= 'a' && spelling[1] <= 'z';
+    if (c_slip_hint(px, tk, tok, out)) return;
     if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
         kf_buf_printf(out, " (is a ';' missing at the end of line %u?)", px->prev.loc.line);
     } else if (tk == TK_ASSIGN) {

@@ -71,11 +71,39 @@ static void consider(const char *name, const char *cand, const char **best, unsi
     if (d < *bd) *bd = d, *best = cand;
 }
 
+/* CUDA's names for what kforge spells otherwise, for a user coming from
+ * CUDA-C: the name and what to write instead. */
+static const char *const cuda_names[][2] = {
+    {"threadIdx", "thread_id"}, {"blockIdx", "block_id"}, {"blockDim", "block_dim"}, {"gridDim", "grid_dim"},
+    {"warpSize", "WARP_SIZE"}, {"__syncthreads", "barrier()"}, {"__threadfence", "fence()"},
+    {"atomicAdd", "atomic_add"}, {"atomicMin", "atomic_min"}, {"atomicMax", "atomic_max"},
+    {"atomicExch", "atomic_exch"}, {"atomicCAS", "atomic_cas"}, {"__shfl_sync", "shfl(v, lane)"},
+    {"__shfl_xor_sync", "shfl_xor(v, mask)"}, {"__shfl_up_sync", "shfl_up(v, d)"},
+    {"__shfl_down_sync", "shfl_down(v, d)"}, {"__ballot_sync", "ballot(b)"}, {"__any_sync", "any(b)"},
+    {"__all_sync", "all(b)"}, {"__popc", "popc"}, {"__popcll", "popc"}, {"__clz", "clz"}, {"__clzll", "clz"},
+    {"__umulhi", "mul_hi"}, {"__mulhi", "mul_hi"}, {"__umul64hi", "mul_hi"}, {"__mul64hi", "mul_hi"},
+    {"__dp4a", "dot4"}, {"__byte_perm", "prmt"}, {"__fdividef", "fast_div"}, {"__frcp_rn", "rcp (approximate) or 1.0 / x"},
+    {"fmaf", "fma"}, {"__fmaf_rn", "fma"}, {"fminf", "min"}, {"fmaxf", "max"}, {"fmin", "min"}, {"fmax", "max"},
+    {"sqrtf", "sqrt"}, {"rsqrtf", "rsqrt"}, {"expf", "exp"}, {"__expf", "exp"}, {"exp2f", "exp2"},
+    {"logf", "log"}, {"__logf", "log"}, {"log2f", "log2"}, {"sinf", "sin"}, {"__sinf", "sin"}, {"cosf", "cos"},
+    {"__cosf", "cos"}, {"tanhf", "tanh"}, {"fabsf", "abs"}, {"fabs", "abs"}, {"floorf", "floor"}, {"ceilf", "ceil"},
+    {"truncf", "trunc"}, {"roundf", "round"}, {"__float2half", "x as f16"}, {"__half2float", "x as f32"},
+    {"__float2bfloat16", "x as bf16"}, {"__bfloat162float", "x as f32"}, {"__int_as_float", "bitcast(f32, x)"},
+    {"__uint_as_float", "bitcast(f32, x)"}, {"__float_as_int", "bitcast(i32, x)"},
+    {"__float_as_uint", "bitcast(u32, x)"}, {"__hadd2", "+ on f16x2"}, {"__hmul2", "* on f16x2"},
+    {"__hfma2", "fma on f16x2"}, {"__syncwarp", "nothing (a warp builtin waits for its lanes; barrier() orders the block)"},
+    {"__ldg", "a plain read of a '&[T]' buffer, x[i]"}};
+
 void kf_sema_suggest(kf_sema *s, const char *name, char *buf, size_t size)
 {
     const char *best = NULL;
     unsigned bd = 99;
     buf[0] = 0;
+    for (size_t i = 0; i < sizeof cuda_names / sizeof cuda_names[0]; i++)
+        if (!strcmp(name, cuda_names[i][0])) {
+            snprintf(buf, size, "; for CUDA's %s write %s", name, cuda_names[i][1]);
+            return;
+        }
     if (s->cx->diags->items.len >= KF_DIAG_LIMIT) return; /* not shown anyway: stay linear */
     for (size_t i = s->hide_locals ? 0 : s->syms.len; i-- > 0;) consider(name, s->syms.data[i].name, &best, &bd);
     for (kf_node *n = s->module ? s->module->a : NULL; n; n = n->next)

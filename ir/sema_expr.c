@@ -710,7 +710,7 @@ static kf_type builtin_value(kf_sema *s, kf_node *n)
 {
     kf_builtin bi = kf_builtin_lookup(n->name);
     if (!bi) {
-        char hint[96];
+        char hint[160];
         kf_sema_suggest(s, n->name, hint, sizeof hint);
         kf_sema_error(s, n->loc, "unknown name '%s'%s", n->name, hint);
         return fail(n);
@@ -1380,7 +1380,7 @@ static kf_type call(kf_sema *s, kf_node *n)
     }
     kf_builtin bi = kf_builtin_lookup(callee->name);
     if (!bi || kf_builtin_kind[bi] != 'f') {
-        char hint[96] = "";
+        char hint[160] = "";
         if (!bi) kf_sema_suggest(s, callee->name, hint, sizeof hint);
         kf_sema_error(s, callee->loc, bi ? "'%s' is not a function%s" : "unknown function '%s'%s", callee->name, hint);
         for (kf_node *a = n->b; a; a = a->next) value_ex(s, a, ALLOW_BUF);
