@@ -193,13 +193,13 @@ stmt(X) ::= for_head(F) STEP expr(S) block(D).             { X = mk_for(px, F, S
 stmt(X) ::= AT_UNROLL for_head(F) block(D).                { X = mk_for(px, F, NULL, D, 1); }
 stmt(X) ::= AT_UNROLL for_head(F) STEP expr(S) block(D).   { X = mk_for(px, F, S, D, 1); }
 stmt(X) ::= WHILE(K) expr(C) block(B).      { X = mk(px, KF_N_WHILE, K.loc, C, B, NULL); }
+stmt(X) ::= block(B).                       { X = B; }
 stmt(X) ::= BREAK(K) SEMI.                  { X = mk(px, KF_N_BREAK, K.loc, NULL, NULL, NULL); }
 stmt(X) ::= CONTINUE(K) SEMI.               { X = mk(px, KF_N_CONTINUE, K.loc, NULL, NULL, NULL); }
 stmt(X) ::= RETURN(K) SEMI.                 { X = mk(px, KF_N_RETURN, K.loc, NULL, NULL, NULL); }
 stmt(X) ::= RETURN(K) expr(E) SEMI.         { X = mk(px, KF_N_RETURN, K.loc, E, NULL, NULL); }
 stmt(X) ::= error.                          { X = NULL; }
 stmt(X) ::= error SEMI.                     { X = NULL; }
-stmt(X) ::= error block.                    { X = NULL; }
 
 /* if / else if chains grow at the tail (IF.c = next IF) without deepening
  * the parser stack. */
@@ -424,7 +424,7 @@ static const int expr_start[] = {TK_NAME, TK_INT, TK_FLOAT, TK_LPAREN, TK_MINUS,
 static const int binary_ops[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT, TK_AS, TK_OROR, TK_ANDAND, TK_PIPE,
                                  TK_CARET, TK_AMP, TK_SHL, TK_SHR, TK_LBRACKET, TK_DOT};
 static const int stmt_start[] = {TK_LET, TK_VAR, TK_SHARED, TK_IF, TK_FOR, TK_WHILE, TK_BREAK, TK_CONTINUE,
-                                 TK_RETURN, TK_AT_UNROLL};
+                                 TK_RETURN, TK_AT_UNROLL, TK_LBRACE};
 
 #define COUNT(a) (sizeof(a) / sizeof(a[0]))
 
@@ -474,7 +474,6 @@ static bool ends_operand(int tk)
            tk == TK_RPAREN || tk == TK_RBRACKET;
 }
 
-/* A hint for a few common causes, appended to the expected list. */
 static bool token_is(const kf_token *t, const char *word)
 {
     return t->len == strlen(word) && memcmp(t->text, word, t->len) == 0;
@@ -532,6 +531,7 @@ static bool c_slip_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
     return true;
 }
 
+/* A hint for a few common causes, appended to the expected list. */
 static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
 {
     const char *spelling = kf_lex_token_name(tk);

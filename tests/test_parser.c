@@ -597,6 +597,20 @@ static void error_names_the_token_and_what_was_expected(void **state)
     parsed_free(p);
 }
 
+static void a_block_is_a_statement(void **state)
+{
+    (void)state;
+    parsed *p = parse("kernel k(o: &mut [u32]) {\n    { let x = 1; o[0] = x; }\n    {}\n    { { o[1] = 2; } }\n}\n");
+    assert_int_equal(p->diags.nerrors, 0);
+    const kf_node *s = p->module->a->c->a;
+    assert_int_equal(s->kind, KF_N_BLOCK);
+    assert_int_equal(s->a->kind, KF_N_LET);
+    assert_int_equal(s->next->kind, KF_N_BLOCK);
+    assert_null(s->next->a);
+    assert_int_equal(s->next->next->a->kind, KF_N_BLOCK);
+    parsed_free(p);
+}
+
 static void several_independent_errors_are_each_reported(void **state)
 {
     parsed *p = parse("kernel a() {\n"
@@ -617,11 +631,13 @@ static void several_independent_errors_are_each_reported(void **state)
     assert_error(p, 3, 8, 19, "unexpected '{'");
     assert_error(p, 4, 11, 1, "unexpected 'fn', expected ';' or an operator (is a ';' missing at the end of line 10?)");
     assert_error(p, 5, 11, 19, "unexpected '}'");
-    /* recovery kept the braces balanced: both kernels and the fn survive */
+    /* recovery kept the braces balanced: both kernels and the fn survive,
+     * and the block after the broken if is read as a block statement */
     const kf_node *k = p->module->a;
     assert_string_equal(k->name, "a");
     assert_string_equal(k->next->name, "b");
-    assert_int_equal(k->c->a->kind, KF_N_LET);
+    assert_int_equal(k->c->a->kind, KF_N_BLOCK);
+    assert_int_equal(k->c->a->next->kind, KF_N_LET);
     parsed_free(p);
 }
 
@@ -875,6 +891,7 @@ int main(void)
         cmocka_unit_test(locations_of_operators_calls_literals),
         cmocka_unit_test(comparisons_do_not_chain),
         cmocka_unit_test(error_names_the_token_and_what_was_expected),
+        cmocka_unit_test(a_block_is_a_statement),
         cmocka_unit_test(several_independent_errors_are_each_reported),
         cmocka_unit_test(habits_from_other_languages_give_one_error_each),
         cmocka_unit_test(lexer_errors_are_not_reported_twice),
