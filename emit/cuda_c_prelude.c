@@ -18,8 +18,10 @@
  *   log2(x)    lg2.approx.f32 x                  2^-22.6 absolute in [0.5, 2], else 2 ulp relative
  *   log(x)     lg2.approx.f32 x * ln 2           the log2 bound, plus 1 ulp for the product
  *   rsqrt(x)   rsqrt.approx.f32 x                2^-22.9 relative
- *   sin(x)     sin.approx.f32 x                  2^-20.5 absolute in [-100 pi, 100 pi]
- *   cos(x)     cos.approx.f32 x                  2^-20.5 absolute in [-100 pi, 100 pi]
+ *   sin(x)     sin.approx.f32 r, r = x - 2 pi k  2^-20.5 absolute + 2^-21 for the turn, |x| < 2^24
+ *   cos(x)     cos.approx.f32 r (as sin)         (k = rint(x / 2 pi), three fma with 2 pi in three
+ *                                                parts; the instruction's own bound is for
+ *                                                [-100 pi, 100 pi] and grows outside it)
  *   tanh(x)    tanh.approx.f32 x                 2^-10.987 relative (sm_75+)
  *   rcp(x)     rcp.approx.ftz.f32 x              1 ulp; subnormal inputs and results flush to 0
  *   fast_div   __fmul_rn(a, rcp(b))              the rcp bound and one more rounding
@@ -330,8 +332,16 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ float kf_log2_approx(float x) { float r; asm(\"lg2.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_log_approx(float x) { return __fmul_rn(kf_log2_approx(x), 0.693147182f); }\n"
         "__device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm(\"rsqrt.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
-        "__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm(\"sin.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
-        "__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm(\"cos.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "/* x - 2 pi k in [-pi, pi] (k = rint(x / 2 pi); x itself when k is 0, for its -0) */\n"
+        "__device__ __forceinline__ float kf_turn(float x) {\n"
+        "    float k = rintf(__fmul_rn(x, 0.159154937f));\n"
+        "    float r = __fmaf_rn(k, -6.28318548f, x);\n"
+        "    r = __fmaf_rn(k, 1.74845553e-07f, r);\n"
+        "    r = __fmaf_rn(k, 6.86049804e-15f, r);\n"
+        "    return k == 0.0f ? x : r;\n"
+        "}\n"
+        "__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm(\"sin.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(kf_turn(x))); return r; }\n"
+        "__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm(\"cos.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(kf_turn(x))); return r; }\n"
         "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }\n",

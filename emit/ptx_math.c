@@ -24,8 +24,9 @@
  *   log2    lg2.approx: as log                        1.63 -> 2 ulp
  *   sqrt    sqrt.rn: correctly rounded                sqrt.rn: correctly rounded
  *   rsqrt   rsqrt.approx: 2 ulp                       1/sqrt.rn (div.rn): 1.5 ulp
- *   sin,cos sin/cos.approx: 2^-20.9 abs in [-pi, pi]  1.47 -> 2 ulp for |x| < 2^20 (Cody-Waite with pi/2
- *           (grows outside)                           in 3 parts); beyond, accuracy degrades
+ *   sin,cos sin/cos.approx of x - 2 pi k:            1.47 -> 2 ulp for |x| < 2^20 (Cody-Waite with pi/2
+ *           2^-20.5 abs + 2^-21 for the turn, for      in 3 parts); beyond, accuracy degrades
+ *           |x| < 2^24 (sincos_f32); beyond, grows
  *   tanh    tanh.approx: 2^-10.987 relative           2.45 -> 3 ulp (e/(e+2), e = expm1(2|x|))
  *   floor/ceil/trunc/round/abs/min/max: exact; fma: one rounding.
  *   rcp     rcp.approx.ftz.f32: 1 ulp, subnormal inputs and results flushed to zero of their sign;
@@ -350,8 +351,32 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
     }
 }
 
+/* sin/cos.approx.f32 of r = x - 2 pi k, k = rint(x / 2 pi): r is in
+ * [-pi, pi] (up to 1.5 pi past 2^20, where x / 2 pi rounds), inside the
+ * [-100 pi, 100 pi] where the instruction's bound holds. Three fma with 2 pi
+ * in three f32 parts (24 + 24 + 24 bits), each rounding once, keep r within
+ * 2^-21 of x - 2 pi k for |x| < 2^24 (simulated exactly on 6000 arguments:
+ * at most 2.3e-7); x itself when k is 0 (its -0). The same sequence as the
+ * CUDA-C prelude's kf_turn. */
+static void sincos_f32(ptx_cx *cx, const char *d, const char *a, bool is_cos)
+{
+    preg k = kf_ptx_tmp(cx, PTX_RC_F), r = kf_ptx_tmp(cx, PTX_RC_F), z = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_ins(cx, "mul.rn.f32 %s, %s, 0f3E22F983", k.s, a);   /* 1 / 2 pi */
+    kf_ptx_ins(cx, "cvt.rni.f32.f32 %s, %s", k.s, k.s);
+    kf_ptx_ins(cx, "fma.rn.f32 %s, %s, 0fC0C90FDB, %s", r.s, k.s, a);   /* - 2 pi, three parts */
+    kf_ptx_ins(cx, "fma.rn.f32 %s, %s, 0f343BBD2E, %s", r.s, k.s, r.s);
+    kf_ptx_ins(cx, "fma.rn.f32 %s, %s, 0f27F72CED, %s", r.s, k.s, r.s);
+    kf_ptx_ins(cx, "setp.eq.f32 %s, %s, 0f00000000", z.s, k.s);
+    kf_ptx_ins(cx, "selp.f32 %s, %s, %s, %s", r.s, a, r.s, z.s);
+    kf_ptx_ins(cx, "%s.approx.f32 %s, %s", is_cos ? "cos" : "sin", d, r.s);
+}
+
 static void f32_math(ptx_cx *cx, kf_builtin bi, const char *d, const char *a)
 {
+    if (bi == KF_BI_SIN || bi == KF_BI_COS) {
+        sincos_f32(cx, d, a, bi == KF_BI_COS);
+        return;
+    }
     if (kf_ptx_math_f32[bi]) {
         kf_ptx_ins(cx, "%s %s, %s", kf_ptx_math_f32[bi], d, a);
         return;

@@ -140,8 +140,16 @@ __device__ __forceinline__ float kf_exp_approx(float x) { return kf_exp2_approx(
 __device__ __forceinline__ float kf_log2_approx(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_log_approx(float x) { return __fmul_rn(kf_log2_approx(x), 0.693147182f); }
 __device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
-__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
-__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+/* x - 2 pi k in [-pi, pi] (k = rint(x / 2 pi); x itself when k is 0, for its -0) */
+__device__ __forceinline__ float kf_turn(float x) {
+    float k = rintf(__fmul_rn(x, 0.159154937f));
+    float r = __fmaf_rn(k, -6.28318548f, x);
+    r = __fmaf_rn(k, 1.74845553e-07f, r);
+    r = __fmaf_rn(k, 6.86049804e-15f, r);
+    return k == 0.0f ? x : r;
+}
+__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(kf_turn(x))); return r; }
+__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(kf_turn(x))); return r; }
 __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }

@@ -515,6 +515,23 @@ static void ref_atomics(ref_ctx *r)
 
 /* ---- math.kf ----------------------------------------------------------------- */
 
+/* math.kf's math_trig_range: sin and cos far from zero, in double. */
+static void ref_math_trig_range(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx), *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    for (size_t i = 0; i < n && i < nx && 4 * i + 4 <= no; i++) {
+        float a = x[i] * (float)(1u << (i % 24));
+        float p = (float)(uint32_t)(i * 997) / (float)(1u << (i % 16));
+        o[4 * i] = (float)sin(a);
+        o[4 * i + 1] = (float)cos(a);
+        o[4 * i + 2] = (float)sin(p);
+        o[4 * i + 3] = (float)cos(p);
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    free(x);
+}
+
 static void ref_math_f32(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), nx, ne, na, nt;
@@ -1059,7 +1076,7 @@ static void ref_algo_rowmax(ref_ctx *r) { algo_matrix(r, "rm"); }
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"nested_context_builtins", ref_nested_context_builtins}, {"unroll_dead_arms", ref_unroll_dead_arms}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
-    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
+    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_trig_range", ref_math_trig_range}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose}, {"row_cross", ref_row_cross}, \
     {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic}, \
