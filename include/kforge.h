@@ -281,7 +281,8 @@ typedef struct {
 /* Compiles `source` (len bytes, need not be NUL-terminated) named `file`
  * in locations (NULL: "<input>"); opts may be NULL. *out always receives a
  * module, except when out of memory (KF_ERR_NOMEM, *out may be NULL): with
- * KF_ERR_SOURCE it holds the diagnostics and possibly no kernels. */
+ * KF_ERR_SOURCE it holds the diagnostics and possibly no kernels (and with
+ * KF_ERR_USAGE, for a NULL source of nonzero length, the one saying so). */
 KF_API kf_status kf_compile(const char *file, const char *source, size_t len, const kf_compile_opts *opts,
                             kf_module **out);
 /* Reads `path` (a regular file of at most 64 MiB) and compiles it as
@@ -505,7 +506,8 @@ KF_API void kf_buffer_destroy(kf_buffer *b);
  * ====================================================================== */
 typedef struct kf_pipeline kf_pipeline;
 
-/* Builds and loads kernel k of m (m must outlive the pipeline). CUDA
+/* Builds and loads kernel k of m (m must outlive the pipeline; a kernel of
+ * another module is refused; m NULL takes k as a bare kernel, uncached). CUDA
  * devices build through the process and disk caches, keyed on the
  * module's file, source and options (and the kernel, arch, compiler build,
  * NVRTC and driver versions): a warm start loads the cached cubin with no

@@ -168,8 +168,9 @@ static kf_status layout_arrays(kf_ictx *c)
         if (!r->shared) r->woff = (uint32_t)flags, flags += r->len;
         else r->woff = (uint32_t)selems, selems += r->bytes >> r->ushift;
         if (!r->shared && *at > KF_INTERP_MAX_ARRAY_BYTES)   /* shared: check_shared_limit */
-            return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc, "kernel %s: arrays too large for the interpreter",
-                                   c->k->name);
+            return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc,
+                                   "kernel %s: its local arrays need %llu bytes a thread, over the interpreter's %u",
+                                   c->k->name, (unsigned long long)*at, (unsigned)KF_INTERP_MAX_ARRAY_BYTES);
     }
     c->local_bytes = (uint32_t)local, c->local_flags = (uint32_t)flags, c->shared_bytes = (uint32_t)shared;
     c->shared_elems = (uint32_t)selems;

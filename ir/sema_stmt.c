@@ -204,10 +204,20 @@ static void let_stmt(kf_sema *s, kf_node *n)
     kf_sema_declare(s, n);
 }
 
+/* A thread's local memory on the GPU (CUDA: 512 KiB per thread). */
+#define KF_LOCAL_LIMIT (UINT64_C(512) << 10)
+
 static void var_stmt(kf_sema *s, kf_node *n)
 {
     bool array = n->a && n->a->kind == KF_N_TYPE_ARRAY;
     kf_type dt = n->a ? kf_sema_resolve_type(s, n->a, false, true) : kf_type_void();
+    uint64_t bytes = array && dt.kind == KF_TK_ARRAY ? (uint64_t)kf_type_elem_bytes(dt) * dt.len : 0;
+    if (bytes > KF_LOCAL_LIMIT) {
+        kf_sema_error(s, n->a->loc, "local array '%s' is %llu bytes; a thread has at most %llu bytes (512 KiB) of "
+                      "local memory: use a shared array or a buffer", n->name ? n->name : "?",
+                      (unsigned long long)bytes, (unsigned long long)KF_LOCAL_LIMIT);
+        dt = ERR;
+    }
     if (array) {
         if (n->b) {
             kf_sema_error(s, n->b->loc, "a local array cannot be initialized: assign its elements");

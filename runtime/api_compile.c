@@ -43,9 +43,15 @@ static kf_status run_passes(const char *file, const char *source, size_t len,
     if (!m) return KF_ERR_NOMEM;
     kf_arena_init(&m->arena);
     m->file = kf_arena_strdup(&m->arena, file ? file : "<input>");
-    m->source = kf_arena_strndup(&m->arena, source, len);
+    bool no_source = !source && len;   /* a caller's slip: a diagnostic, not a crash */
+    if (!source) len = 0;
+    m->source = kf_arena_strndup(&m->arena, source ? source : "", len);
     m->source_len = len;
     if (!m->file || !m->source) return KF_ERR_NOMEM;
+    if (no_source) {
+        kf_diag_error(&m->diags, ((kf_loc){m->file, 1, 1}), "kf_compile was given no source (NULL) of nonzero length");
+        return KF_ERR_USAGE;
+    }
     if (!copy_opts(m, opts)) return KF_ERR_NOMEM;
 
     kf_pass_ctx cx = {&m->arena, &m->diags, m->file, m->source, len};

@@ -53,6 +53,7 @@ kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_er
     *out = NULL;
     if (backend != KF_BACKEND_CPU && backend != KF_BACKEND_CUDA && backend != KF_BACKEND_PTX)
         return kf_error_set(err, KF_ERR_USAGE, "unknown backend %d", (int)backend);
+    if (ordinal < 0) return kf_error_set(err, KF_ERR_USAGE, "device ordinal %d: ordinals count from 0", ordinal);
     kf_device *dev = kf_rt_alloc(sizeof *dev);
     if (!dev) return kf_error_set(err, KF_ERR_NOMEM, "out of memory opening a device");
     dev->backend = backend;
@@ -194,6 +195,7 @@ static kf_status transfer_check(const kf_buffer *b, size_t bytes, const char *wh
 
 kf_status kf_buffer_upload(kf_buffer *b, const void *src, size_t bytes, kf_error *err)
 {
+    if (!b || (!src && bytes)) return kf_error_set(err, KF_ERR_USAGE, "kf_buffer_upload: the %s is NULL", b ? "source" : "buffer");
     kf_status st = kf_rt_rec_refuse(b->dev, "kf_buffer_upload", err);
     if (st == KF_OK) st = transfer_check(b, bytes, "upload", err);
     if (st != KF_OK) return st;
@@ -203,6 +205,8 @@ kf_status kf_buffer_upload(kf_buffer *b, const void *src, size_t bytes, kf_error
 
 kf_status kf_buffer_download(kf_buffer *b, void *dst, size_t bytes, kf_error *err)
 {
+    if (!b || (!dst && bytes))
+        return kf_error_set(err, KF_ERR_USAGE, "kf_buffer_download: the %s is NULL", b ? "destination" : "buffer");
     kf_status st = kf_rt_rec_refuse(b->dev, "kf_buffer_download", err);
     if (st == KF_OK) st = transfer_check(b, bytes, "download", err);
     if (st != KF_OK) return st;
@@ -292,6 +296,9 @@ kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_ker
     kf_status rs = kf_rt_rec_refuse(dev, "kf_pipeline_create", err);
     if (rs != KF_OK) return rs;
     if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
+    if (m && (k < m->kernels || k >= m->kernels + m->nkernels))   /* the pipeline refers to m's kernel */
+        return kf_error_set(err, KF_ERR_USAGE, "kf_pipeline_create: kernel '%s' is not one of the given module's "
+                            "(take it with kf_module_kernel from the same module)", k->name ? k->name : "?");
     kf_pipeline *p = kernel_pipeline_new(dev, k);
     if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
     kf_status st = dev->ops->pipeline_create(p, m, err);
@@ -482,6 +489,9 @@ static kf_status resolve_grid(const kf_pipeline *p, const kf_value *vals, const 
         for (int d = 0; d < 3; d++) grid[d] = l->grid[d] ? l->grid[d] : (d ? 1 : 0);
         return KF_OK;
     }
+    if (l && (l->grid[1] || l->grid[2]))   /* grid.x 0 means "the schedule's": y and z would be dropped */
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': the launch grid (0, %u, %u) has x = 0; give x too, or "
+                            "all three 0 for the schedule's grid", p->name, l->grid[1], l->grid[2]);
     uint64_t count = l ? l->count : 0;
     if (!p->k || p->k->sched.ngrid == 0) {
         if (!count)
@@ -681,6 +691,9 @@ void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[3], uin
 /* ---- launching ------------------------------------------------------------------- */
 kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
+    if (!plan) return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: the plan is NULL");
+    if (mode != KF_DISPATCH_SYNC && mode != KF_DISPATCH_ASYNC && mode != KF_DISPATCH_TIMED)
+        return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: unknown dispatch mode %d", (int)mode);
     if (mode == KF_DISPATCH_TIMED && !ms)
         return kf_error_set(err, KF_ERR_USAGE, "a timed dispatch needs somewhere to put the time (ms is NULL)");
     if (plan->p->dev->rec) return kf_rt_rec_launch(plan, mode, err);
@@ -725,6 +738,7 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
                       kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     kf_plan *plan;
+    if (!p) return kf_error_set(err, KF_ERR_USAGE, "kf_dispatch: the pipeline is NULL");
     kf_status st = kf_rt_rec_refuse(p->dev, "kf_dispatch (its plan does not outlive the call; record a kf_plan)", err);
     if (st == KF_OK) st = kf_plan_create(p, args, nargs, launch, &plan, err);
     if (st != KF_OK) return st;

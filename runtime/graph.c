@@ -63,6 +63,7 @@ static kf_status abandon(kf_device *dev, kf_status st, const char *msg, kf_error
 
 kf_status kf_rt_rec_refuse(kf_device *dev, const char *what, kf_error *err)
 {
+    if (!dev) return kf_error_set(err, KF_ERR_USAGE, "%s: the device is NULL (open one with kf_device_open)", what);
     if (!dev->rec) return KF_OK;
     char at[200], msg[700];
     last_launch(dev->rec, at, sizeof at);

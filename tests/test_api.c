@@ -340,6 +340,30 @@ static void test_cpu_dispatch_with_wrapped_memory(void **state)
     assert_int_equal(kf_device_set_stream(dev, NULL, &err), KF_ERR_USAGE);
     assert_int_equal(kf_device_reset_stream(dev, &err), KF_OK);
 
+    /* Caller slips are usage errors, never crashes: NULL handles, another
+     * module's kernel, a grid with x = 0 but y set, an unknown mode. */
+    kf_module *m2 = compile_ok(axpy_src);
+    kf_pipeline *q = NULL;
+    kf_device *none = NULL;
+    assert_int_equal(kf_pipeline_create(dev, m2, kf_module_kernel(m, "axpy"), &q, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "not one of the given module's"));
+    assert_int_equal(kf_pipeline_create(NULL, m, kf_module_kernel(m, "axpy"), &q, &err), KF_ERR_USAGE);
+    assert_int_equal(kf_buffer_create(NULL, kf_type_scalar(KF_S_F32), 4, &bad, &err), KF_ERR_USAGE);
+    assert_int_equal(kf_dispatch(NULL, args, 4, NULL, KF_DISPATCH_SYNC, NULL, &err), KF_ERR_USAGE);
+    assert_int_equal(kf_buffer_upload(x, NULL, 4, &err), KF_ERR_USAGE);
+    assert_int_equal(kf_buffer_download(x, NULL, 4, &err), KF_ERR_USAGE);
+    assert_int_equal(kf_device_open(KF_BACKEND_CPU, -1, &none, &err), KF_ERR_USAGE);
+    args[3] = kf_arg_value(kf_value_u32(N));
+    kf_launch l = {.grid = {0, 5, 1}};
+    assert_int_equal(kf_dispatch(p, args, 4, &l, KF_DISPATCH_SYNC, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "x = 0"));
+    assert_int_equal(kf_dispatch(p, args, 4, NULL, (kf_dispatch_mode)77, NULL, &err), KF_ERR_USAGE);
+    kf_module *m3 = NULL;
+    assert_int_equal(kf_compile("x.kf", NULL, 10, NULL, &m3), KF_ERR_USAGE);
+    assert_non_null(strstr(kf_module_diagnostics(m3), "NULL"));
+    kf_module_free(m3);
+    kf_module_free(m2);
+
     kf_buffer_destroy(y);   /* never frees hy (a stack array: ASan would say so) */
     kf_buffer_destroy(x);
     kf_pipeline_destroy(p);

@@ -437,6 +437,8 @@ class Module:
         return list(super().__dir__()) + list(self.kernels)
 
     def _pipeline(self, k, dev, backend, ordinal):
+        if not self._ptr:
+            raise UsageError(f"the module of kernel '{k.name}' ({self.file}) was freed; compile it again")
         key = (k.name, backend, ordinal)
         if key not in self._pipelines:
             p, err = c_void_p(), _lib.Error()
@@ -450,6 +452,8 @@ class Module:
         let the next programmatic dependent launch start early."""
         if target not in _lib.TARGETS:
             raise UsageError(f"unknown target '{target}': expected ptx, cuda, ir or cubin")
+        if not self._ptr:
+            raise UsageError(f"the module {self.file} was freed; compile it again")
         k = self.kernels[kernel]._ptr if kernel else None
         out, n, err = c_void_p(), c_size_t(), _lib.Error()
         o = _lib.EmitOptions(_lib.TARGETS[target], arch, lineinfo, pdl_trigger)
@@ -493,8 +497,12 @@ def compile(source, defines=None, opt=1, name=None):
     arr = (_lib.Define * max(1, len(defs)))(*[_lib.Define(str(k).encode(), str(v).encode()) for k, v in defs])
     opts = _lib.CompileOpts(arr, len(defs), 2 if opt else 1)
     m = c_void_p()
+    if not isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)):
+        raise TypeError(f"compile() takes .kf source text (str or bytes) or a path, not {type(source).__name__}")
     is_path = isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                                  and os.path.isfile(source))
+    if isinstance(source, str) and not is_path and "\n" not in source and source.strip().endswith(".kf"):
+        raise FileNotFoundError(f"no .kf file '{source}' (source text is compiled as is; this looks like a path)")
     if is_path:
         err = _lib.Error()
         st = _C.kf_compile_file(os.fsencode(source), byref(opts), byref(m), byref(err))

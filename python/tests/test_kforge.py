@@ -134,6 +134,21 @@ def test_compile_errors_carry_every_diagnostic():
         kforge.compile(SAXPY, defines={"BLOCK": "true"})
 
 
+def test_wrong_sources_and_a_freed_module_raise():
+    with pytest.raises(TypeError, match="not int"):
+        kforge.compile(123)
+    with pytest.raises(FileNotFoundError, match="nonexistent"):
+        kforge.compile("/nonexistent/x.kf")
+    mod = kforge.compile(KERNELS, name="gone.kf")
+    k = mod.axpy
+    mod.__del__()
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(kforge.UsageError, match="was freed"):
+        k(2.0, x, y, 8)
+    with pytest.raises(kforge.UsageError, match="was freed"):
+        mod.emit("ptx")
+
+
 def test_defines_and_optimisation_level():
     s = kforge.compile(SAXPY, defines={"BLOCK": 128}, opt=0)
     assert s.saxpy.schedule["block"] == (128, 1, 1)
