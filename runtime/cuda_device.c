@@ -376,7 +376,15 @@ static kf_status bind_function(kf_pipeline *p, cuda_mod *cm, kf_error *err)
     cuda_pipe *cp = p->impl;
     int shared = 0, maxt = 0;
     kf_status st = KF_OK;
-    CU_CHECK(ModuleGetFunction(&cp->fn, cm->mod, p->name));
+    CUresult fr = kf_cu.ModuleGetFunction(&cp->fn, cm->mod, p->name);
+    if (fr == CUDA_ERROR_NOT_FOUND)   /* a raw file's -k names none of its entries */
+        return kf_error_set(err, KF_ERR_USAGE, "no entry point '%s' in the loaded module (cuModuleGetFunction: "
+                            "CUDA_ERROR_NOT_FOUND): name one of its __global__ functions or .entry directives "
+                            "(extern \"C\" for CUDA-C, or its mangled name)", p->name);
+    if (fr != CUDA_SUCCESS) {
+        st = kf_cu_fail(err, "cuModuleGetFunction", fr, __FILE__, __LINE__);
+        goto cleanup;
+    }
     CU_CHECK(FuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, cp->fn));
     CU_CHECK(FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, cp->fn));
     p->static_shared = (uint32_t)shared;

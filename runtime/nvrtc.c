@@ -165,7 +165,15 @@ kf_status kf_nvrtc_compile(const char *src, const char *name, uint32_t arch, boo
     nvrtcResult cr = nv.nvrtcCompileProgram(prog, nopts, opts);
     plog = program_log(prog);
     if (cr != 0) {
+        /* the source does not compile: its first error line says where (the
+         * whole log follows in err->log) */
+        const char *first = plog ? strstr(plog, ": error") : NULL;
+        while (first && first > plog && first[-1] != '\n') first--;
         st = nv_fail(err, "nvrtcCompileProgram", cr, __FILE__, __LINE__);
+        if (first && err) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof err->msg - used, ": %.*s", (int)strcspn(first, "\n"), first);
+        }
         goto cleanup;
     }
     NVRTC_CHECK(nvrtcGetPTXSize(prog, &n));

@@ -323,6 +323,40 @@ static void test_emit_raw_file_targets(void **state)
     assert_int_equal(r.status, 2);
     assert_true(has(r.err, "is raw PTX: it has PTX and a cubin (--target ptx|cubin), not kforge IR"));
     done(&r);
+    /* a raw file with no kernel, or one that does not compile, is the file's error (exit 1), named */
+    write_text(tmp("none.ptx"), ".version 8.0\n.target sm_90\n.address_size 64\n");
+    r = kforge("emit", "--target", "ptx", tmp("none.ptx"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(r.err, "none.ptx:1:1: error: no kernel to emit: the PTX declares no .entry"));
+    assert_string_equal(r.out, "");
+    done(&r);
+    write_text(tmp("bad.cu"), "extern \"C\" __global__ void k(float *x) {\n    x[0] = nope;\n}\n");
+    r = kforge("emit", "--target", "ptx", tmp("bad.cu"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(r.err, "bad.cu(2): error: identifier \"nope\" is undefined"));
+    done(&r);
+    write_text(tmp("bad.ptx"), ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry e() { bogus; ret; }\n");
+    r = kforge("emit", "--target", "cubin", "-o", tmp("bad.cubin"), tmp("bad.ptx"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(r.err, "bad.ptx: error: its PTX does not assemble for sm_90"));
+    assert_true(has(r.err, "line 4"));
+    done(&r);
+}
+
+static void test_help_topics_and_bench_flush_options(void **state)
+{
+    result r = kforge("help", "--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "kforge help [COMMAND]"));
+    done(&r);
+    r = kforge("help", "run", "emit", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(has(r.err, "one topic at a time"));
+    done(&r);
+    r = kforge("bench", "--no-flush", "--l2", "cold", "saxpy_2^28", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(has(r.err, "--l2 and --no-flush both given"));
+    done(&r);
 }
 
 int main(void)
@@ -340,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_run_raw_cuda_goes_through_the_disk_cache),
         cmocka_unit_test(test_emit_cubin_is_machine_code_cuobjdump_reads),
         cmocka_unit_test(test_emit_raw_file_targets),
+        cmocka_unit_test(test_help_topics_and_bench_flush_options),
     };
     return cmocka_run_group_tests(tests, cli_setup, cli_teardown);
 }

@@ -50,6 +50,7 @@ typedef struct {
     const char *bytes, *flops, *name;   /* FILE mode */
     double target;
     bool list, file_variants, json, file_only_opts;
+    const char *l2_set;                 /* the option that set the flush: "--no-flush" or "--l2" */
     const char *json_path;              /* --json=PATH; NULL: JSON instead of the table */
     KF_VEC(const char *) variants;      /* --variant */
     KF_VEC(const char *) sweeps;        /* --sweep */
@@ -110,6 +111,8 @@ static int value_opt(void *args, const char *opt, char *val)
     if (!strcmp(opt, "--l2")) {
         if (strcmp(val, "cold") && strcmp(val, "warm"))
             return kf_cli_usage_error("bench", usage, "bad --l2 '%s': expected cold (flushed) or warm", val);
+        if (o->l2_set) return kf_cli_usage_error("bench", usage, "--l2 and %s both given: give one", o->l2_set);
+        o->l2_set = "--l2";
         o->timing.flush = !strcmp(val, "cold");
         return KF_EXIT_OK;
     }
@@ -160,7 +163,10 @@ static int classify_words(bench_opts *o, bool kernel_opts)
 static int flag_opt(bench_opts *o, const char *s)
 {
     if (!kf_cli_is_option(s)) return KF_VEC_PUSH(&o->names, s) ? KF_EXIT_OK : KF_EXIT_RUNTIME;
-    if (!strcmp(s, "--no-flush")) o->timing.flush = false;
+    if (!strcmp(s, "--no-flush")) {
+        if (o->l2_set) return kf_cli_usage_error("bench", usage, "--no-flush and %s both given: give one", o->l2_set);
+        o->l2_set = "--no-flush", o->timing.flush = false;
+    }
     else if (!strcmp(s, "--list")) o->list = true;
     else if (!strcmp(s, "--variants")) o->file_variants = true;
     else if (!strcmp(s, "--json")) o->json = true, o->json_path = NULL;

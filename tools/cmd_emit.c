@@ -169,15 +169,19 @@ static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *
 }
 
 /* PTX text (NUL-terminated in ptx) replaced by its cubin for arch. */
-static int link_cubin(kf_buf *ptx, uint32_t arch)
+static int link_cubin(kf_buf *ptx, uint32_t arch, const char *raw_file)
 {
     void *cubin;
     size_t len;
     kf_error err = {0};
     if (kf_nvjitlink_ptx(ptx->data ? ptx->data : "", arch, false, &cubin, &len, &err) != KF_OK) {
+        /* a raw file's PTX that does not assemble is the file's error (exit 1), named */
+        bool bad_ptx = raw_file && kf_cli_raw_status(KF_ERR_DEVICE, &err) == KF_ERR_SOURCE;
+        if (bad_ptx) fprintf(stderr, "%s: error: its PTX does not assemble for sm_%u (ptxas's lines below)\n",
+                             kf_cli_input_name(raw_file), arch);
         kf_cli_print_error("emit", NULL, &err);
         kf_error_clear(&err);
-        return KF_EXIT_RUNTIME;
+        return bad_ptx ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
     }
     kf_buf_reset(ptx);
     kf_buf_append(ptx, cubin, len);
@@ -192,13 +196,19 @@ static int raw_ptx(const emit_args *a, kf_src_kind kind, kf_buf *out)
     size_t len;
     kf_error err = {0};
     kf_status st = kf_cli_read(a->file, KF_SOURCE_MAX, &src, &len, &err);
-    if (st == KF_OK && kind == KF_SRC_CUDA) st = kf_nvrtc_compile(src, kf_cli_input_name(a->file), a->arch, false, &ptx, NULL, &err);
-    if (st == KF_OK) kf_buf_puts(out, ptx ? ptx : src);
+    if (st == KF_OK && kind == KF_SRC_CUDA)
+        st = kf_cli_raw_status(kf_nvrtc_compile(src, kf_cli_input_name(a->file), a->arch, false, &ptx, NULL, &err), &err);
+    bool entry = st == KF_OK && strstr(ptx ? ptx : src, ".entry");
+    if (entry) kf_buf_puts(out, ptx ? ptx : src);
     if (st != KF_OK) kf_cli_print_error("emit", NULL, &err);
+    else if (!entry)   /* as a .kf with no kernel (no_kernel), on every target */
+        fprintf(stderr, "%s:1:1: error: no kernel to emit: the %s declares no %s\n", kf_cli_input_name(a->file),
+                kind == KF_SRC_CUDA ? "CUDA-C" : "PTX", kind == KF_SRC_CUDA ? "__global__ function" : ".entry");
     free(src);
     free(ptx);
     kf_error_clear(&err);
-    return st == KF_OK ? KF_EXIT_OK : kf_cli_exit_for(st == KF_ERR_IO ? KF_ERR_USAGE : st);
+    if (st == KF_OK) return entry ? KF_EXIT_OK : KF_EXIT_FAIL;
+    return kf_cli_exit_for(st == KF_ERR_IO ? KF_ERR_USAGE : st);
 }
 
 /* To -o OUT as one step (no partial file on failure), or to stdout ("-",
@@ -231,7 +241,7 @@ int kf_cmd_emit(int argc, char **argv)
     const kf_ir_kernel *k = NULL;
     if (rc == KF_EXIT_OK && m && a.kernel && !(k = kf_cli_pick_kernel(m, a.kernel, "emit"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK && m) rc = generate(&a, m, k, &out);
-    if (rc == KF_EXIT_OK && a.target == TARGET_CUBIN && !out.oom) rc = link_cubin(&out, a.arch);
+    if (rc == KF_EXIT_OK && a.target == TARGET_CUBIN && !out.oom) rc = link_cubin(&out, a.arch, is_raw ? a.file : NULL);
     if (rc == KF_EXIT_OK && out.oom) {
         fprintf(stderr, "kforge emit: error: out of memory\n");
         rc = KF_EXIT_RUNTIME;

@@ -88,6 +88,14 @@ static int help(int argc, char **argv)
         usage(stdout);
         return KF_EXIT_OK;
     }
+    if (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) {
+        usage(stdout);
+        return KF_EXIT_OK;
+    }
+    if (argc > 3) {
+        fprintf(stderr, "kforge help: error: one topic at a time ('%s' and '%s' given)\n", argv[2], argv[3]);
+        return KF_EXIT_USAGE;
+    }
     int c = find_command(argv[2]);
     if (c < 0) return unknown_command("help topic", argv[2]);
     char *args[] = {"--help", NULL};

@@ -57,6 +57,9 @@ static const char *find_key(const char *h, const char *key)
 static kf_status parse_descr(const char *h, const char *what, kf_npy *out, kf_error *err)
 {
     const char *p = find_key(h, "descr");
+    if (p && *p == '[')
+        return kf_error_set(err, KF_ERR_IO, "%s: a structured .npy dtype (fields) is not supported: save a plain array "
+                            "of one type, such as '<f4'", what);
     if (!p || (*p != '\'' && *p != '"'))
         return kf_error_set(err, KF_ERR_IO, "%s: .npy header has no 'descr' string", what);
     char q = *p++;
