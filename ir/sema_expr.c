@@ -1499,9 +1499,21 @@ kf_type kf_sema_expr_stmt(kf_sema *s, kf_node *n)
 static bool var_vector_base(kf_sema *s, kf_node *base, kf_loc loc)
 {
     if (base->kind == KF_N_NAME && base->sym && base->sym->kind == KF_N_VAR) return true;
-    kf_sema_error(s, loc, "only a component of a 'var' vector can be assigned%s%s%s",
-                  base->kind == KF_N_NAME ? ": '" : "", base->kind == KF_N_NAME ? base->name : "",
-                  base->kind == KF_N_NAME ? "' is not a var" : "");
+    const kf_node *arr = base->kind == KF_N_INDEX ? base->a : NULL;
+    if (arr && arr->type.kind == KF_TK_BUFFER) {
+        char et[32];
+        kf_sema_error(s, loc, "only a component of a 'var' vector can be assigned: to store one lane of a buffer "
+                      "element, view the buffer as its lanes' type, (buf as &mut [%s])[i * %u + k] = ..., or store "
+                      "the whole vector", kf_type_str(kf_type_scalar((kf_scalar)arr->type.scalar), et, sizeof et),
+                      (unsigned)arr->type.lanes);
+    } else if (arr) {
+        kf_sema_error(s, loc, "only a component of a 'var' vector can be assigned: copy the element into one, "
+                      "set the component and store it back (var t = a[i]; t.x += 1.0; a[i] = t;)");
+    } else {
+        kf_sema_error(s, loc, "only a component of a 'var' vector can be assigned%s%s%s",
+                      base->kind == KF_N_NAME ? ": '" : "", base->kind == KF_N_NAME ? base->name : "",
+                      base->kind == KF_N_NAME ? "' is not a var" : "");
+    }
     return false;
 }
 
