@@ -25,6 +25,7 @@ This is pure Python over the shared library (ctypes): see _lib.py for how
 it is found (KFORGE_LIBRARY overrides)."""
 
 import ctypes
+import math
 import os
 from ctypes import byref, c_float, c_size_t, c_void_p
 
@@ -154,7 +155,11 @@ def _scalar_value(p, x, what):
         return getattr(_C, "kf_value_" + s)(x)
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise UsageError(f"parameter '{p.name}' is {p.type}: give a number, not {x!r}{what}")
-    return getattr(_C, "kf_value_" + s)(float(x))
+    v = getattr(_C, "kf_value_" + s)(float(x))
+    inf = {"f16": 0x7c00, "bf16": 0x7f80, "f32": 0x7f800000}.get(s)
+    if inf is not None and math.isfinite(x) and (v.lane[0] & ~(1 << (_C.kf_type_size(v.type) * 8 - 1))) == inf:
+        raise UsageError(f"parameter '{p.name}' is {p.type}: {x!r} is past the largest {s}{what} (it would be inf)")
+    return v
 
 
 def _value(p, x):
@@ -371,6 +376,8 @@ class Kernel:
             kargs, first, stream = self._bind(args, dev, backend, bind, err)
             if backend != "cpu":
                 dev.use_stream(stream)
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+                raise UsageError(f"kernel '{self.name}': count must be a non-negative int, not {count!r}")
             if self.schedule["grid_dims"] == 0 and not launch.grid[0]:
                 launch.count = count if count is not None else (first or 0)
             mode = _lib.DISPATCH_TIMED if timed else (_lib.DISPATCH_ASYNC if sync is False or
@@ -393,7 +400,13 @@ def _tensor_device(args):
 
 
 def _cuda_array_device(x):
-    return (x.device.index or 0) if hasattr(x, "is_cuda") else None
+    if not hasattr(x, "is_cuda"):
+        return None
+    dev = getattr(x, "device", None)
+    if dev is None or not hasattr(dev, "index"):
+        raise UsageError(f"a CUDA tensor argument ({type(x).__name__}) has no .device.index: pass a torch tensor "
+                         "or an object with __cuda_array_interface__")
+    return dev.index or 0
 
 
 def _dims(v, what):
@@ -493,6 +506,8 @@ def compile(source, defines=None, opt=1, name=None):
     defines: {NAME: value} overrides of module constants (-D); opt: 0 or
     1 (the IR optimiser); name: how source text is named in diagnostics.
     A program with errors raises CompileError."""
+    if opt not in (0, 1):
+        raise UsageError(f"opt must be 0 or 1 (the IR optimiser off or on), not {opt!r}")
     defs = list((defines or {}).items())
     arr = (_lib.Define * max(1, len(defs)))(*[_lib.Define(str(k).encode(), str(v).encode()) for k, v in defs])
     opts = _lib.CompileOpts(arr, len(defs), 2 if opt else 1)

@@ -149,6 +149,17 @@ def test_wrong_sources_and_a_freed_module_raise():
         mod.emit("ptx")
 
 
+def test_keywords_and_values_out_of_range_raise(m):
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(kforge.UsageError, match="past the largest f32"):
+        m.axpy(1e300, x, y, 8)
+    with pytest.raises(kforge.UsageError, match="count must be a non-negative int"):
+        m.axpy(2.0, x, y, 8, count=-5)
+    with pytest.raises(kforge.UsageError, match="opt must be 0 or 1"):
+        kforge.compile(KERNELS, opt=7)
+    m.axpy(3.4e38, x, y, 8)   # the largest f32 region still fits
+
+
 def test_defines_and_optimisation_level():
     s = kforge.compile(SAXPY, defines={"BLOCK": 128}, opt=0)
     assert s.saxpy.schedule["block"] == (128, 1, 1)
