@@ -325,7 +325,7 @@ uint32_t kf_lower_shared_array(lw_t *lw, const kf_node *decl)
 /* Whether an arm of the if with condition cond is dead in this @unroll
  * iteration, by sema's fold (kf_sema_arm_dead), which also decided which
  * arms sema checked: FOR->cval takes each unrolled variable's value. */
-static bool arm_dead(lw_t *lw, kf_node *cond, bool taken)
+bool kf_lower_arm_dead(lw_t *lw, kf_node *cond, bool taken)
 {
     if (!lw->unroll.len) return false;
     for (size_t i = 0; i < lw->unroll.len; i++) {
@@ -346,7 +346,7 @@ static void lower_if(lw_t *lw, kf_node *s)
     }
     /* an arm dead in this iteration (`if k > 0 && i < n { v[k - 1] }` at
      * k = 0) is not lowered; the condition still is, for its effects */
-    bool dead_then = arm_dead(lw, s->a, true), dead_else = s->c && arm_dead(lw, s->a, false);
+    bool dead_then = kf_lower_arm_dead(lw, s->a, true), dead_else = s->c && kf_lower_arm_dead(lw, s->a, false);
     kf_val cv = kf_lower_expr_as(lw, s->a, kf_type_scalar(KF_S_BOOL));
     kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, cv, 0, 0, 0, 0, s->loc);
     kf_loc outer = lw->if_at;

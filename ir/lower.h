@@ -130,6 +130,10 @@ kf_val kf_lower_expr(lw_t *lw, const kf_node *e);
 kf_val kf_lower_expr_as(lw_t *lw, const kf_node *e, kf_type want);
 /* Compile-time value of e as bits of its type, following unrolled loop
  * variables; false when e is not constant. */
+/* Whether the arm of an if on cond (then: taken) is dead in this @unroll
+ * iteration by sema's fold (kf_sema_arm_dead), which decided which arms
+ * sema checked; also the right operand of a && (taken) or || (not). */
+bool kf_lower_arm_dead(lw_t *lw, kf_node *cond, bool taken);
 bool kf_lower_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits);
 /* Converts constant bits of type from into bits of type to. */
 uint64_t kf_lower_const_convert(kf_type from, uint64_t bits, kf_type to);

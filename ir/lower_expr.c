@@ -400,6 +400,9 @@ static kf_val short_circuit(lw_t *lw, const kf_node *e)
         return kf_lower_expr_as(lw, e->b, b);
     }
     kf_val l = kf_lower_expr_as(lw, e->a, b);
+    /* the left decides it in this @unroll iteration by sema's fold, and sema
+     * did not check the right there: it never runs */
+    if (kf_lower_arm_dead(lw, e->a, e->op == KF_OP_LAND)) return l;
     kf_val r = kf_lower_new_val(lw, b, NULL, e->loc);
     kf_lower_mov(lw, r, l, e->loc);
     kf_val c = e->op == KF_OP_LAND ? l : kf_lower_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, l, 0, 0, 0, e->loc);

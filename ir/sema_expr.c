@@ -1020,7 +1020,15 @@ static kf_type binary(kf_sema *s, kf_node *n)
     kf_op op = (kf_op)n->op;
     kf_type h = s->hint_node == n && !is_cmp(op) && !is_logic(op) ? s->hint : kf_type_void();
     kf_type ta, tb;
-    if (kf_sema_adapts(s, n->a) && !kf_sema_adapts(s, n->b)) {
+    if (is_logic(op)) {
+        /* the right runs only where the left does not decide: an @unroll
+         * iteration where it does skips the right's checks (kf_sema_arm_dead) */
+        ta = value_hint(s, n->a, h, 0);
+        bool guard = !IS_ERR(ta) && kf_sema_depends(s, n->a);
+        if (guard && !KF_VEC_PUSH(&s->guards, ((kf_sema_guard){n->a, op == KF_OP_LAND}))) s->nomem = true, guard = false;
+        tb = value_hint(s, n->b, h, 0);
+        if (guard) s->guards.len--;
+    } else if (kf_sema_adapts(s, n->a) && !kf_sema_adapts(s, n->b)) {
         tb = value_hint(s, n->b, h, 0);
         ta = value_hint(s, n->a, untyped(tb) ? h : tb, 0);
     } else {

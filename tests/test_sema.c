@@ -648,6 +648,9 @@ static void unroll_checks_only_live_arms(void **state)
              "  if !(k < 3) { s += v[k]; }\n"
              "  if k == 0 { s += 1.0; } else if k < 3 { s += v[k - 1]; } else { @unroll for j in 0 .. k - 2 { s += v[j]; } }\n"
              "  @unroll for j in k .. k + 1 { o[j] = s; }\n}"));
+    /* the right of && / || where the left decides it */
+    accept(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k >= 2 && v[k] > v[k - 2] { s += 1.0; }\n"
+             "  let q = k < 1 || v[k - 1] > 0.0;\n  if q { s += 2.0; }\n}\no[0] = s;"));
     /* an arm that may run in some thread is still checked */
     reject(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k > 0 || f > 0.0 { s += v[k - 1]; }\n}"), 4, 34,
            "constant -1 (@unroll at k = 0) does not fit u32");

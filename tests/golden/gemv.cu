@@ -299,18 +299,18 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -327,23 +327,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6699_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
+                        kf_u32x4 t6683_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -352,14 +352,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6726_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
+                        kf_u32x4 t6710_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6814_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -368,14 +368,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6857_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6841_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6945_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -384,14 +384,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t6988_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6972_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7076_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -400,34 +400,34 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7119_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7103_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = kf_f16_from_f32(t7213_);
+                        if (t7200_) {
+                            y_[cg_] = kf_f16_from_f32(t7197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -444,23 +444,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7511_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
+                        kf_u32x4 t7479_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7479_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -469,14 +469,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7538_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
+                        kf_u32x4 t7506_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7506_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7642_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
+                        kf_u32x4 t7610_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7610_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -485,14 +485,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7669_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
+                        kf_u32x4 t7637_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7637_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7773_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
+                        kf_u32x4 t7741_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7741_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -501,14 +501,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7800_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
+                        kf_u32x4 t7768_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7768_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7904_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
+                        kf_u32x4 t7872_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7872_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -517,27 +517,27 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t7931_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
+                        kf_u32x4 t7899_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7899_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = kf_f16_from_f32(t8025_);
+                        if (t7996_) {
+                            y_[cg_] = kf_f16_from_f32(t7993_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -549,49 +549,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -605,8 +605,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8262_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
+                        kf_u32x4 t8230_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -620,8 +620,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8389_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
+                        kf_u32x4 t8357_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -635,8 +635,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8516_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
+                        kf_u32x4 t8484_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8484_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -650,56 +650,56 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8643_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
+                        kf_u32x4 t8611_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8611_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8724_ = kf_f16_to_f32(x_[c_]);
+                    float t8692_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8724_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8692_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -742,18 +742,18 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -770,23 +770,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6699_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
+                        kf_u32x4 t6683_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -795,14 +795,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6726_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
+                        kf_u32x4 t6710_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6814_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -811,14 +811,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6857_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6841_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6945_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -827,14 +827,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t6988_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6972_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7076_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -843,34 +843,34 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7119_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7103_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = t7213_;
+                        if (t7200_) {
+                            y_[cg_] = t7197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -887,23 +887,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7511_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
+                        kf_u32x4 t7479_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7479_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -912,14 +912,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7538_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
+                        kf_u32x4 t7506_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7506_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7642_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
+                        kf_u32x4 t7610_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7610_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -928,14 +928,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7669_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
+                        kf_u32x4 t7637_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7637_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7773_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
+                        kf_u32x4 t7741_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7741_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -944,14 +944,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7800_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
+                        kf_u32x4 t7768_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7768_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7904_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
+                        kf_u32x4 t7872_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7872_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -960,27 +960,27 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t7931_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
+                        kf_u32x4 t7899_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7899_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = t8025_;
+                        if (t7996_) {
+                            y_[cg_] = t7993_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -992,49 +992,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -1048,8 +1048,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8262_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
+                        kf_u32x4 t8230_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1063,8 +1063,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8389_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
+                        kf_u32x4 t8357_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1078,8 +1078,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8516_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
+                        kf_u32x4 t8484_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8484_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1093,56 +1093,56 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8643_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
+                        kf_u32x4 t8611_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8611_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8724_ = kf_f16_to_f32(x_[c_]);
+                    float t8692_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8724_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8692_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = s_;
             }
         }
@@ -1181,62 +1181,62 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4742_ = nv_ << 1u;
+        unsigned t4726_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4726_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4726_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4726_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4726_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6677_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
-                        kf_u32x4 t6680_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
+                        kf_u32x4 t6661_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6661_);
+                        kf_u32x4 t6664_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6664_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1245,16 +1245,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6726_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
+                        kf_u32x4 t6710_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6792_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6792_);
+                        kf_u32x4 t6795_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6795_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1263,16 +1263,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6857_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6841_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6923_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6923_);
+                        kf_u32x4 t6926_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6926_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1281,16 +1281,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t6988_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6972_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7054_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7054_);
+                        kf_u32x4 t7057_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7057_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1299,73 +1299,73 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7119_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7103_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = kf_f16_from_f32(t7213_);
+                        if (t7200_) {
+                            y_[cg_] = kf_f16_from_f32(t7197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4726_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4726_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4726_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4726_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7489_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
-                        kf_u32x4 t7492_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
+                        kf_u32x4 t7457_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7457_);
+                        kf_u32x4 t7460_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7460_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1374,16 +1374,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7538_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
+                        kf_u32x4 t7506_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7506_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7620_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
-                        kf_u32x4 t7623_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
+                        kf_u32x4 t7588_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7588_);
+                        kf_u32x4 t7591_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7591_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1392,16 +1392,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7669_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
+                        kf_u32x4 t7637_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7637_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7751_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
-                        kf_u32x4 t7754_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
+                        kf_u32x4 t7719_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7719_);
+                        kf_u32x4 t7722_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7722_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1410,16 +1410,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7800_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
+                        kf_u32x4 t7768_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7768_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7882_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
-                        kf_u32x4 t7885_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
+                        kf_u32x4 t7850_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7850_);
+                        kf_u32x4 t7853_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7853_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1428,27 +1428,27 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t7931_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
+                        kf_u32x4 t7899_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7899_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = kf_f16_from_f32(t8025_);
+                        if (t7996_) {
+                            y_[cg_] = kf_f16_from_f32(t7993_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1460,57 +1460,57 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8213_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8213_];
-                        unsigned t8218_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8218_];
+                        unsigned t8181_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8181_];
+                        unsigned t8186_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8186_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1519,16 +1519,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8262_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
+                        kf_u32x4 t8230_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8340_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8340_];
-                        unsigned t8345_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8345_];
+                        unsigned t8308_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8308_];
+                        unsigned t8313_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8313_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -1537,16 +1537,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8389_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
+                        kf_u32x4 t8357_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8467_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8467_];
-                        unsigned t8472_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8472_];
+                        unsigned t8435_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8435_];
+                        unsigned t8440_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8440_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -1555,16 +1555,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8516_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
+                        kf_u32x4 t8484_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8484_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8594_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8594_];
-                        unsigned t8599_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8599_];
+                        unsigned t8562_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8562_];
+                        unsigned t8567_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8567_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -1573,56 +1573,56 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8643_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
+                        kf_u32x4 t8611_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8611_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8722_ = x_[c_];
+                    float t8690_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8722_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8690_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -1661,62 +1661,62 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4742_ = nv_ << 1u;
+        unsigned t4726_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4726_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4726_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4726_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4726_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6677_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
-                        kf_u32x4 t6680_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
+                        kf_u32x4 t6661_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6661_);
+                        kf_u32x4 t6664_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6664_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1725,16 +1725,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6726_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
+                        kf_u32x4 t6710_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6792_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6792_);
+                        kf_u32x4 t6795_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6795_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1743,16 +1743,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6857_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6841_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6923_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6923_);
+                        kf_u32x4 t6926_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6926_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1761,16 +1761,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t6988_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6972_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7054_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7054_);
+                        kf_u32x4 t7057_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7057_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1779,73 +1779,73 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7119_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7103_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = t7213_;
+                        if (t7200_) {
+                            y_[cg_] = t7197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4726_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4726_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4726_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4726_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7489_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
-                        kf_u32x4 t7492_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
+                        kf_u32x4 t7457_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7457_);
+                        kf_u32x4 t7460_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7460_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1854,16 +1854,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7538_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
+                        kf_u32x4 t7506_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7506_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7620_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
-                        kf_u32x4 t7623_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
+                        kf_u32x4 t7588_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7588_);
+                        kf_u32x4 t7591_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7591_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1872,16 +1872,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7669_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
+                        kf_u32x4 t7637_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7637_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7751_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
-                        kf_u32x4 t7754_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
+                        kf_u32x4 t7719_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7719_);
+                        kf_u32x4 t7722_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7722_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1890,16 +1890,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7800_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
+                        kf_u32x4 t7768_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7768_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7882_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
-                        kf_u32x4 t7885_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
+                        kf_u32x4 t7850_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7850_);
+                        kf_u32x4 t7853_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7853_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1908,27 +1908,27 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t7931_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
+                        kf_u32x4 t7899_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7899_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = t8025_;
+                        if (t7996_) {
+                            y_[cg_] = t7993_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1940,57 +1940,57 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8213_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8213_];
-                        unsigned t8218_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8218_];
+                        unsigned t8181_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8181_];
+                        unsigned t8186_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8186_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1999,16 +1999,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8262_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
+                        kf_u32x4 t8230_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8340_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8340_];
-                        unsigned t8345_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8345_];
+                        unsigned t8308_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8308_];
+                        unsigned t8313_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8313_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -2017,16 +2017,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8389_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
+                        kf_u32x4 t8357_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8467_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8467_];
-                        unsigned t8472_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8472_];
+                        unsigned t8435_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8435_];
+                        unsigned t8440_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8440_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -2035,16 +2035,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8516_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
+                        kf_u32x4 t8484_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8484_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8594_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8594_];
-                        unsigned t8599_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8599_];
+                        unsigned t8562_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8562_];
+                        unsigned t8567_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8567_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -2053,56 +2053,56 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8643_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
+                        kf_u32x4 t8611_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8611_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8722_ = x_[c_];
+                    float t8690_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8722_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8690_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = s_;
             }
         }
@@ -2145,18 +2145,18 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2173,23 +2173,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6699_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
+                        kf_u32x4 t6683_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2198,14 +2198,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6729_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
+                        kf_u32x4 t6713_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6814_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2214,14 +2214,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6860_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6844_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6945_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2230,14 +2230,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t6991_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6975_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7076_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2246,34 +2246,34 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7122_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7106_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = kf_f16_from_f32(t7213_);
+                        if (t7200_) {
+                            y_[cg_] = kf_f16_from_f32(t7197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2290,23 +2290,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7511_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
+                        kf_u32x4 t7479_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7479_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2315,14 +2315,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7541_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
+                        kf_u32x4 t7509_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7509_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7642_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
+                        kf_u32x4 t7610_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7610_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2331,14 +2331,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7672_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
+                        kf_u32x4 t7640_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7640_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7773_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
+                        kf_u32x4 t7741_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7741_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2347,14 +2347,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7803_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
+                        kf_u32x4 t7771_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7771_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7904_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
+                        kf_u32x4 t7872_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7872_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2363,27 +2363,27 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t7934_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
+                        kf_u32x4 t7902_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7902_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = kf_f16_from_f32(t8025_);
+                        if (t7996_) {
+                            y_[cg_] = kf_f16_from_f32(t7993_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2395,49 +2395,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2451,8 +2451,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8265_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
+                        kf_u32x4 t8233_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8233_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2466,8 +2466,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8392_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
+                        kf_u32x4 t8360_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8360_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2481,8 +2481,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8519_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
+                        kf_u32x4 t8487_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8487_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2496,56 +2496,56 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8646_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
+                        kf_u32x4 t8614_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8614_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8724_ = kf_f16_to_f32(x_[c_]);
+                    float t8692_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8724_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8692_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -2588,18 +2588,18 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2616,23 +2616,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6699_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
+                        kf_u32x4 t6683_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2641,14 +2641,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6729_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
+                        kf_u32x4 t6713_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6814_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2657,14 +2657,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6860_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6844_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6945_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2673,14 +2673,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t6991_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6975_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7076_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2689,34 +2689,34 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7122_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7106_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = t7213_;
+                        if (t7200_) {
+                            y_[cg_] = t7197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2733,23 +2733,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7511_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
+                        kf_u32x4 t7479_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7479_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2758,14 +2758,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7541_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
+                        kf_u32x4 t7509_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7509_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7642_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
+                        kf_u32x4 t7610_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7610_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2774,14 +2774,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7672_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
+                        kf_u32x4 t7640_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7640_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7773_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
+                        kf_u32x4 t7741_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7741_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2790,14 +2790,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7803_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
+                        kf_u32x4 t7771_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7771_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7904_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
+                        kf_u32x4 t7872_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7872_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2806,27 +2806,27 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t7934_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
+                        kf_u32x4 t7902_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7902_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = t8025_;
+                        if (t7996_) {
+                            y_[cg_] = t7993_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2838,49 +2838,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2894,8 +2894,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8265_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
+                        kf_u32x4 t8233_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8233_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2909,8 +2909,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8392_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
+                        kf_u32x4 t8360_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8360_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2924,8 +2924,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8519_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
+                        kf_u32x4 t8487_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8487_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2939,56 +2939,56 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8646_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
+                        kf_u32x4 t8614_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8614_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8724_ = kf_f16_to_f32(x_[c_]);
+                    float t8692_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8724_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8692_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = s_;
             }
         }
@@ -3027,62 +3027,62 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4742_ = nv_ << 1u;
+        unsigned t4726_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4726_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4726_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4726_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4726_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6677_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
-                        kf_u32x4 t6680_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
+                        kf_u32x4 t6661_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6661_);
+                        kf_u32x4 t6664_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6664_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3091,16 +3091,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6729_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
+                        kf_u32x4 t6713_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6792_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6792_);
+                        kf_u32x4 t6795_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6795_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3109,16 +3109,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6860_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6844_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6923_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6923_);
+                        kf_u32x4 t6926_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6926_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3127,16 +3127,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t6991_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6975_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7054_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7054_);
+                        kf_u32x4 t7057_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7057_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3145,73 +3145,73 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7122_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7106_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = kf_f16_from_f32(t7213_);
+                        if (t7200_) {
+                            y_[cg_] = kf_f16_from_f32(t7197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4726_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4726_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4726_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4726_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7489_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
-                        kf_u32x4 t7492_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
+                        kf_u32x4 t7457_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7457_);
+                        kf_u32x4 t7460_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7460_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3220,16 +3220,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7541_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
+                        kf_u32x4 t7509_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7509_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7620_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
-                        kf_u32x4 t7623_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
+                        kf_u32x4 t7588_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7588_);
+                        kf_u32x4 t7591_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7591_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3238,16 +3238,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7672_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
+                        kf_u32x4 t7640_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7640_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7751_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
-                        kf_u32x4 t7754_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
+                        kf_u32x4 t7719_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7719_);
+                        kf_u32x4 t7722_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7722_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3256,16 +3256,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7803_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
+                        kf_u32x4 t7771_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7771_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7882_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
-                        kf_u32x4 t7885_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
+                        kf_u32x4 t7850_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7850_);
+                        kf_u32x4 t7853_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7853_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3274,27 +3274,27 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t7934_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
+                        kf_u32x4 t7902_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7902_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = kf_f16_from_f32(t8025_);
+                        if (t7996_) {
+                            y_[cg_] = kf_f16_from_f32(t7993_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3306,57 +3306,57 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8213_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8213_];
-                        unsigned t8218_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8218_];
+                        unsigned t8181_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8181_];
+                        unsigned t8186_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8186_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3365,16 +3365,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8265_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
+                        kf_u32x4 t8233_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8233_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8340_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8340_];
-                        unsigned t8345_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8345_];
+                        unsigned t8308_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8308_];
+                        unsigned t8313_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8313_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3383,16 +3383,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8392_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
+                        kf_u32x4 t8360_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8360_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8467_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8467_];
-                        unsigned t8472_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8472_];
+                        unsigned t8435_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8435_];
+                        unsigned t8440_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8440_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3401,16 +3401,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8519_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
+                        kf_u32x4 t8487_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8487_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8594_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8594_];
-                        unsigned t8599_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8599_];
+                        unsigned t8562_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8562_];
+                        unsigned t8567_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8567_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3419,56 +3419,56 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8646_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
+                        kf_u32x4 t8614_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8614_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8722_ = x_[c_];
+                    float t8690_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8722_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8690_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
@@ -3507,62 +3507,62 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4742_ = nv_ << 1u;
+        unsigned t4726_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4742_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4726_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4742_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4726_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4742_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4726_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4742_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4726_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6677_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6677_);
-                        kf_u32x4 t6680_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6680_);
+                        kf_u32x4 t6661_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6661_);
+                        kf_u32x4 t6664_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6664_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3571,16 +3571,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6729_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
+                        kf_u32x4 t6713_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6792_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6792_);
+                        kf_u32x4 t6795_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6795_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3589,16 +3589,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6860_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6844_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6923_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t6923_);
+                        kf_u32x4 t6926_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t6926_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3607,16 +3607,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t6991_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6975_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7054_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7054_);
+                        kf_u32x4 t7057_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7057_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3625,73 +3625,73 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7122_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7106_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = t7213_;
+                        if (t7200_) {
+                            y_[cg_] = t7197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4742_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4726_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4742_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4726_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4742_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4742_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4726_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4726_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4742_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4742_ - 1u))];
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4726_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4726_ - 1u))];
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7489_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7489_);
-                        kf_u32x4 t7492_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7492_);
+                        kf_u32x4 t7457_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7457_);
+                        kf_u32x4 t7460_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7460_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3700,16 +3700,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7541_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
+                        kf_u32x4 t7509_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7509_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7620_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7620_);
-                        kf_u32x4 t7623_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7623_);
+                        kf_u32x4 t7588_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7588_);
+                        kf_u32x4 t7591_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7591_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3718,16 +3718,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7672_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
+                        kf_u32x4 t7640_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7640_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7751_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7751_);
-                        kf_u32x4 t7754_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7754_);
+                        kf_u32x4 t7719_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7719_);
+                        kf_u32x4 t7722_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7722_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3736,16 +3736,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7803_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
+                        kf_u32x4 t7771_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7771_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7882_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7882_);
-                        kf_u32x4 t7885_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7885_);
+                        kf_u32x4 t7850_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t7850_);
+                        kf_u32x4 t7853_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t7853_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3754,27 +3754,27 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t7934_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
+                        kf_u32x4 t7902_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7902_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = t8025_;
+                        if (t7996_) {
+                            y_[cg_] = t7993_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3786,57 +3786,57 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8167_ = wv_[t8166_];
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8135_ = wv_[t8134_];
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8180_ = wv_[t8179_];
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8148_ = wv_[t8147_];
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8193_ = wv_[t8192_];
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8161_ = wv_[t8160_];
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8206_ = wv_[t8205_];
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8174_ = wv_[t8173_];
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8213_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8213_];
-                        unsigned t8218_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8218_];
+                        unsigned t8181_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8181_];
+                        unsigned t8186_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8186_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3845,16 +3845,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8265_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
+                        kf_u32x4 t8233_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8233_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8340_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8340_];
-                        unsigned t8345_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8345_];
+                        unsigned t8308_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8308_];
+                        unsigned t8313_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8313_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3863,16 +3863,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8392_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
+                        kf_u32x4 t8360_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8360_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8467_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8467_];
-                        unsigned t8472_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8472_];
+                        unsigned t8435_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8435_];
+                        unsigned t8440_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8440_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3881,16 +3881,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8519_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
+                        kf_u32x4 t8487_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8487_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8594_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8594_];
-                        unsigned t8599_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8599_];
+                        unsigned t8562_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8562_];
+                        unsigned t8567_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8567_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3899,56 +3899,56 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8646_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
+                        kf_u32x4 t8614_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8614_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8722_ = x_[c_];
+                    float t8690_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8722_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8690_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = s_;
             }
         }
@@ -4480,19 +4480,19 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = kf_ldg(wv_ + ((row_2_ * nv_) + v_));
@@ -4509,35 +4509,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = kf_ldg(wv_ + ((row_5_ * nv_) + v_4_));
                     xb_2_[6u] = kf_ldg(xv_ + (v_4_));
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t6655_ = kf_lane_id() < 1u;
-                        bool t6656_ = t6655_;
-                        if (t6655_) {
-                            t6656_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6639_ = kf_lane_id() < 1u;
+                        bool t6640_ = t6639_;
+                        if (t6639_) {
+                            t6640_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t6656_) {
+                        if (t6640_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6699_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
+                        kf_u32x4 t6683_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4546,14 +4546,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6726_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6726_, 3u), 16u))}};
+                        kf_u32x4 t6710_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6814_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4562,14 +4562,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6857_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6841_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6945_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4578,14 +4578,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t6988_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6972_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7076_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4594,34 +4594,34 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7119_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7103_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7213_, yold_));
+                        if (t7200_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7197_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = kf_ldg(wv_ + ((row_6_ * nv_) + v_10_));
@@ -4638,35 +4638,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = kf_ldg(wv_ + ((row_9_ * nv_) + v_13_));
                     xb_2_[14u] = kf_ldg(xv_ + (v_13_));
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t7467_ = kf_lane_id() < 1u;
-                        bool t7468_ = t7467_;
-                        if (t7467_) {
-                            t7468_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7435_ = kf_lane_id() < 1u;
+                        bool t7436_ = t7435_;
+                        if (t7435_) {
+                            t7436_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7468_) {
+                        if (t7436_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7511_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
+                        kf_u32x4 t7479_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7479_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4675,14 +4675,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7538_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7538_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7538_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7538_, 3u), 16u))}};
+                        kf_u32x4 t7506_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7506_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7506_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7506_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7642_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
+                        kf_u32x4 t7610_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7610_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4691,14 +4691,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7669_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7669_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7669_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7669_, 3u), 16u))}};
+                        kf_u32x4 t7637_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7637_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7637_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7637_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t7773_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
+                        kf_u32x4 t7741_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7741_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4707,14 +4707,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7800_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7800_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7800_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7800_, 3u), 16u))}};
+                        kf_u32x4 t7768_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7768_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7768_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7768_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t7904_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
+                        kf_u32x4 t7872_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7872_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -4723,27 +4723,27 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t7931_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7931_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7931_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7931_, 3u), 16u))}};
+                        kf_u32x4 t7899_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7899_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7899_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7899_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8025_, yold_));
+                        if (t7996_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7993_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -4755,49 +4755,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8167_ = kf_ldg(wv_ + (t8166_));
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8135_ = kf_ldg(wv_ + (t8134_));
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8180_ = kf_ldg(wv_ + (t8179_));
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8148_ = kf_ldg(wv_ + (t8147_));
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8193_ = kf_ldg(wv_ + (t8192_));
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8161_ = kf_ldg(wv_ + (t8160_));
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8206_ = kf_ldg(wv_ + (t8205_));
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8174_ = kf_ldg(wv_ + (t8173_));
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -4811,8 +4811,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8262_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8262_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8262_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8262_, 3u), 16u))}};
+                        kf_u32x4 t8230_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8230_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -4826,8 +4826,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8389_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8389_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8389_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8389_, 3u), 16u))}};
+                        kf_u32x4 t8357_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -4841,8 +4841,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8516_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8516_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8516_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8516_, 3u), 16u))}};
+                        kf_u32x4 t8484_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8484_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8484_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8484_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -4856,56 +4856,56 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8643_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8643_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8643_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8643_, 3u), 16u))}};
+                        kf_u32x4 t8611_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8611_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8611_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8611_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8724_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
+                    float t8692_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = kf_ldg(w16_ + (i_));
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8724_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8692_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
@@ -4948,19 +4948,19 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4797_ = m_ - wid_;
-            unsigned t4805_ = ((t4797_ / nw_) + (((t4797_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4781_ = m_ - wid_;
+            unsigned t4789_ = ((t4781_ / nw_) + (((t4781_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6425_ = t4805_ + 1u;
+            unsigned t6409_ = t4789_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6425_; t0_ = t0_ + 2u) {
-                if (t0_ < t4805_) {
+            for (unsigned t0_ = 0u; t0_ < t6409_; t0_ = t0_ + 2u) {
+                if (t0_ < t4789_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = kf_ldg(wv_ + ((row_2_ * nv_) + v_));
@@ -4977,35 +4977,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = kf_ldg(wv_ + ((row_5_ * nv_) + v_4_));
                     xb_2_[6u] = kf_ldg(xv_ + (v_4_));
-                    unsigned t6629_ = lk_ + 1u;
-                    lk_ = t6629_;
-                    if (t6629_ == steps_) {
+                    unsigned t6613_ = lk_ + 1u;
+                    lk_ = t6613_;
+                    if (t6613_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6639_ = t0_ >= 1u;
-                bool t6640_ = t6639_;
-                if (t6639_) {
-                    t6640_ = (t0_ - 1u) < t4805_;
+                bool t6623_ = t0_ >= 1u;
+                bool t6624_ = t6623_;
+                if (t6623_) {
+                    t6624_ = (t0_ - 1u) < t4789_;
                 }
-                if (t6640_) {
+                if (t6624_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t6655_ = kf_lane_id() < 1u;
-                        bool t6656_ = t6655_;
-                        if (t6655_) {
-                            t6656_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6639_ = kf_lane_id() < 1u;
+                        bool t6640_ = t6639_;
+                        if (t6639_) {
+                            t6640_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t6656_) {
+                        if (t6640_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6699_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6699_, 3u), 16u))}};
+                        kf_u32x4 t6683_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6683_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -5014,14 +5014,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6729_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6729_, 3u), 16u))}};
+                        kf_u32x4 t6713_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6814_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6814_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -5030,14 +5030,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6860_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6844_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6945_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6945_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5046,14 +5046,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t6991_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6975_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7076_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7076_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5062,34 +5062,34 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7122_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7106_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7193_ = ck_ + 1u;
-                    ck_ = t7193_;
-                    if (t7193_ == steps_) {
+                    unsigned t7177_ = ck_ + 1u;
+                    ck_ = t7177_;
+                    if (t7177_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7201_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7204_ = __fadd_rn(t7201_, kf_shfl_xor(t7201_, 8u, kf_wn));
-                        float t7207_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 4u, kf_wn));
-                        float t7210_ = __fadd_rn(t7207_, kf_shfl_xor(t7207_, 2u, kf_wn));
-                        float t7213_ = __fadd_rn(t7210_, kf_shfl_xor(t7210_, 1u, kf_wn));
-                        bool t7215_ = lane_ == r_;
-                        bool t7216_ = t7215_;
-                        if (t7215_) {
-                            t7216_ = cg_ < m_;
+                        float t7185_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7188_ = __fadd_rn(t7185_, kf_shfl_xor(t7185_, 8u, kf_wn));
+                        float t7191_ = __fadd_rn(t7188_, kf_shfl_xor(t7188_, 4u, kf_wn));
+                        float t7194_ = __fadd_rn(t7191_, kf_shfl_xor(t7191_, 2u, kf_wn));
+                        float t7197_ = __fadd_rn(t7194_, kf_shfl_xor(t7194_, 1u, kf_wn));
+                        bool t7199_ = lane_ == r_;
+                        bool t7200_ = t7199_;
+                        if (t7199_) {
+                            t7200_ = cg_ < m_;
                         }
-                        if (t7216_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7213_, yold_));
+                        if (t7200_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7197_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4805_) {
+                if ((t0_ + 1u) < t4789_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = kf_ldg(wv_ + ((row_6_ * nv_) + v_10_));
@@ -5106,35 +5106,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = kf_ldg(wv_ + ((row_9_ * nv_) + v_13_));
                     xb_2_[14u] = kf_ldg(xv_ + (v_13_));
-                    unsigned t7441_ = lk_ + 1u;
-                    lk_ = t7441_;
-                    if (t7441_ == steps_) {
+                    unsigned t7409_ = lk_ + 1u;
+                    lk_ = t7409_;
+                    if (t7409_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7451_ = (t0_ + 1u) >= 1u;
-                bool t7452_ = t7451_;
-                if (t7451_) {
-                    t7452_ = ((t0_ + 1u) - 1u) < t4805_;
+                bool t7419_ = (t0_ + 1u) >= 1u;
+                bool t7420_ = t7419_;
+                if (t7419_) {
+                    t7420_ = ((t0_ + 1u) - 1u) < t4789_;
                 }
-                if (t7452_) {
+                if (t7420_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t7467_ = kf_lane_id() < 1u;
-                        bool t7468_ = t7467_;
-                        if (t7467_) {
-                            t7468_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7435_ = kf_lane_id() < 1u;
+                        bool t7436_ = t7435_;
+                        if (t7435_) {
+                            t7436_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7468_) {
+                        if (t7436_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7511_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7511_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7511_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7511_, 3u), 16u))}};
+                        kf_u32x4 t7479_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7479_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7479_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7479_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5143,14 +5143,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7541_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7541_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7541_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7541_, 3u), 16u))}};
+                        kf_u32x4 t7509_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7509_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7509_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7509_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7642_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7642_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7642_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7642_, 3u), 16u))}};
+                        kf_u32x4 t7610_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7610_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7610_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7610_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5159,14 +5159,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7672_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7672_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7672_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7672_, 3u), 16u))}};
+                        kf_u32x4 t7640_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7640_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7640_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7640_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t7773_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7773_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7773_, 3u), 16u))}};
+                        kf_u32x4 t7741_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7741_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7741_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7741_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5175,14 +5175,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7803_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7803_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7803_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7803_, 3u), 16u))}};
+                        kf_u32x4 t7771_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7771_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7771_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7771_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t7904_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7904_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7904_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7904_, 3u), 16u))}};
+                        kf_u32x4 t7872_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7872_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7872_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7872_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5191,27 +5191,27 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t7934_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7934_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7934_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7934_, 3u), 16u))}};
+                        kf_u32x4 t7902_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7902_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7902_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7902_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8005_ = ck_ + 1u;
-                    ck_ = t8005_;
-                    if (t8005_ == steps_) {
+                    unsigned t7973_ = ck_ + 1u;
+                    ck_ = t7973_;
+                    if (t7973_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8013_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8016_ = __fadd_rn(t8013_, kf_shfl_xor(t8013_, 8u, kf_wn));
-                        float t8019_ = __fadd_rn(t8016_, kf_shfl_xor(t8016_, 4u, kf_wn));
-                        float t8022_ = __fadd_rn(t8019_, kf_shfl_xor(t8019_, 2u, kf_wn));
-                        float t8025_ = __fadd_rn(t8022_, kf_shfl_xor(t8022_, 1u, kf_wn));
-                        bool t8027_ = lane_ == r_2_;
-                        bool t8028_ = t8027_;
-                        if (t8027_) {
-                            t8028_ = cg_ < m_;
+                        float t7981_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t7984_ = __fadd_rn(t7981_, kf_shfl_xor(t7981_, 8u, kf_wn));
+                        float t7987_ = __fadd_rn(t7984_, kf_shfl_xor(t7984_, 4u, kf_wn));
+                        float t7990_ = __fadd_rn(t7987_, kf_shfl_xor(t7987_, 2u, kf_wn));
+                        float t7993_ = __fadd_rn(t7990_, kf_shfl_xor(t7990_, 1u, kf_wn));
+                        bool t7995_ = lane_ == r_2_;
+                        bool t7996_ = t7995_;
+                        if (t7995_) {
+                            t7996_ = cg_ < m_;
                         }
-                        if (t8028_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8025_, yold_));
+                        if (t7996_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7993_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5223,49 +5223,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8119_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8135_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8087_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8103_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8119_; g_ < m_; g_ = g_ + t8135_) {
+        for (unsigned g_ = t8087_; g_ < m_; g_ = g_ + t8103_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8160_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8160_;
+                    kf_u32x4 t8128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8128_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8166_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8167_ = kf_ldg(wv_ + (t8166_));
-                        t_4_ = t8167_;
+                        unsigned t8134_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8135_ = kf_ldg(wv_ + (t8134_));
+                        t_4_ = t8135_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8173_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8173_;
+                    kf_u32x4 t8141_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8141_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8179_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8180_ = kf_ldg(wv_ + (t8179_));
-                        t_5_ = t8180_;
+                        unsigned t8147_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8148_ = kf_ldg(wv_ + (t8147_));
+                        t_5_ = t8148_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8186_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8186_;
+                    kf_u32x4 t8154_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8154_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8192_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8193_ = kf_ldg(wv_ + (t8192_));
-                        t_6_ = t8193_;
+                        unsigned t8160_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8161_ = kf_ldg(wv_ + (t8160_));
+                        t_6_ = t8161_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8199_;
+                    kf_u32x4 t8167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8167_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8205_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8206_ = kf_ldg(wv_ + (t8205_));
-                        t_7_ = t8206_;
+                        unsigned t8173_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8174_ = kf_ldg(wv_ + (t8173_));
+                        t_7_ = t8174_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -5279,8 +5279,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8265_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8265_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8265_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8265_, 3u), 16u))}};
+                        kf_u32x4 t8233_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8233_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8233_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8233_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -5294,8 +5294,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8392_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8392_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8392_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8392_, 3u), 16u))}};
+                        kf_u32x4 t8360_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8360_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8360_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8360_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -5309,8 +5309,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8519_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8519_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8519_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8519_, 3u), 16u))}};
+                        kf_u32x4 t8487_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8487_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8487_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8487_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -5324,56 +5324,56 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8646_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8646_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8646_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8646_, 3u), 16u))}};
+                        kf_u32x4 t8614_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8614_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8614_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8614_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8724_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
+                    float t8692_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = kf_ldg(w16_ + (i_));
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8724_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8692_, acc_4_[0u]);
                 }
             }
-            float t8742_ = acc_4_[0u];
-            unsigned t8764_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
-            if (t8764_ == 32u) {
-                float t8769_ = __fadd_rn(t8742_, kf_shfl_xor(t8742_, 16u, kf_wn));
-                float t8772_ = __fadd_rn(t8769_, kf_shfl_xor(t8769_, 8u, kf_wn));
-                float t8775_ = __fadd_rn(t8772_, kf_shfl_xor(t8772_, 4u, kf_wn));
-                float t8778_ = __fadd_rn(t8775_, kf_shfl_xor(t8775_, 2u, kf_wn));
-                s_ = __fadd_rn(t8778_, kf_shfl_xor(t8778_, 1u, kf_wn));
+            float t8710_ = acc_4_[0u];
+            unsigned t8732_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
+            if (t8732_ == 32u) {
+                float t8737_ = __fadd_rn(t8710_, kf_shfl_xor(t8710_, 16u, kf_wn));
+                float t8740_ = __fadd_rn(t8737_, kf_shfl_xor(t8737_, 8u, kf_wn));
+                float t8743_ = __fadd_rn(t8740_, kf_shfl_xor(t8740_, 4u, kf_wn));
+                float t8746_ = __fadd_rn(t8743_, kf_shfl_xor(t8743_, 2u, kf_wn));
+                s_ = __fadd_rn(t8746_, kf_shfl_xor(t8746_, 1u, kf_wn));
             } else {
-                float t8784_ = kf_shfl_down(t8742_, 16u, kf_wn);
-                bool t8786_ = (kf_lane_id() + 16u) < t8764_;
-                float t8787_ = __fadd_rn(t8742_, t8784_);
-                float t8788_ = t8786_ ? t8787_ : t8742_;
-                float t8790_ = kf_shfl_down(t8788_, 8u, kf_wn);
-                bool t8792_ = (kf_lane_id() + 8u) < t8764_;
-                float t8793_ = __fadd_rn(t8788_, t8790_);
-                float t8794_ = t8792_ ? t8793_ : t8788_;
-                float t8796_ = kf_shfl_down(t8794_, 4u, kf_wn);
-                bool t8798_ = (kf_lane_id() + 4u) < t8764_;
-                float t8799_ = __fadd_rn(t8794_, t8796_);
-                float t8800_ = t8798_ ? t8799_ : t8794_;
-                float t8802_ = kf_shfl_down(t8800_, 2u, kf_wn);
-                bool t8804_ = (kf_lane_id() + 2u) < t8764_;
-                float t8805_ = __fadd_rn(t8800_, t8802_);
-                float t8806_ = t8804_ ? t8805_ : t8800_;
-                float t8808_ = kf_shfl_down(t8806_, 1u, kf_wn);
-                bool t8810_ = (kf_lane_id() + 1u) < t8764_;
-                float t8811_ = __fadd_rn(t8806_, t8808_);
-                s_ = kf_shfl(t8810_ ? t8811_ : t8806_, 0u, kf_wn);
+                float t8752_ = kf_shfl_down(t8710_, 16u, kf_wn);
+                bool t8754_ = (kf_lane_id() + 16u) < t8732_;
+                float t8755_ = __fadd_rn(t8710_, t8752_);
+                float t8756_ = t8754_ ? t8755_ : t8710_;
+                float t8758_ = kf_shfl_down(t8756_, 8u, kf_wn);
+                bool t8760_ = (kf_lane_id() + 8u) < t8732_;
+                float t8761_ = __fadd_rn(t8756_, t8758_);
+                float t8762_ = t8760_ ? t8761_ : t8756_;
+                float t8764_ = kf_shfl_down(t8762_, 4u, kf_wn);
+                bool t8766_ = (kf_lane_id() + 4u) < t8732_;
+                float t8767_ = __fadd_rn(t8762_, t8764_);
+                float t8768_ = t8766_ ? t8767_ : t8762_;
+                float t8770_ = kf_shfl_down(t8768_, 2u, kf_wn);
+                bool t8772_ = (kf_lane_id() + 2u) < t8732_;
+                float t8773_ = __fadd_rn(t8768_, t8770_);
+                float t8774_ = t8772_ ? t8773_ : t8768_;
+                float t8776_ = kf_shfl_down(t8774_, 1u, kf_wn);
+                bool t8778_ = (kf_lane_id() + 1u) < t8732_;
+                float t8779_ = __fadd_rn(t8774_, t8776_);
+                s_ = kf_shfl(t8778_ ? t8779_ : t8774_, 0u, kf_wn);
             }
-            bool t8816_ = lane_2_ == 0u;
-            bool t8817_ = t8816_;
-            if (t8816_) {
-                t8817_ = g_ < m_;
+            bool t8784_ = lane_2_ == 0u;
+            bool t8785_ = t8784_;
+            if (t8784_) {
+                t8785_ = g_ < m_;
             }
-            if (t8817_) {
+            if (t8785_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
@@ -9835,23 +9835,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4160_ = lk_ + 1u;
-                lk_ = t4160_;
-                if (t4160_ == steps_) {
+                unsigned t4144_ = lk_ + 1u;
+                lk_ = t4144_;
+                if (t4144_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t4170_ = (t0_ + 1u) >= 1u;
-            bool t4171_ = t4170_;
-            if (t4170_) {
-                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4154_ = (t0_ + 1u) >= 1u;
+            bool t4155_ = t4154_;
+            if (t4154_) {
+                t4155_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4171_) {
+            if (t4155_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4230_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
+                    kf_u32x4 t4214_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4214_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -9860,14 +9860,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4257_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
+                    kf_u32x4 t4241_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4241_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4361_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
+                    kf_u32x4 t4345_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -9876,14 +9876,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4388_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
+                    kf_u32x4 t4372_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4372_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4492_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
+                    kf_u32x4 t4476_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4476_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -9892,14 +9892,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4519_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
+                    kf_u32x4 t4503_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4503_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4623_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
+                    kf_u32x4 t4607_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4607_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -9908,27 +9908,27 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4650_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
+                    kf_u32x4 t4634_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4634_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4724_ = ck_ + 1u;
-                ck_ = t4724_;
-                if (t4724_ == steps_) {
+                unsigned t4708_ = ck_ + 1u;
+                ck_ = t4708_;
+                if (t4708_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
-                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
-                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
-                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
-                    bool t4746_ = lane_ == r_2_;
-                    bool t4747_ = t4746_;
-                    if (t4746_) {
-                        t4747_ = cg_ < m_;
+                    float t4716_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4719_ = __fadd_rn(t4716_, kf_shfl_xor(t4716_, 8u, kf_wn));
+                    float t4722_ = __fadd_rn(t4719_, kf_shfl_xor(t4719_, 4u, kf_wn));
+                    float t4725_ = __fadd_rn(t4722_, kf_shfl_xor(t4722_, 2u, kf_wn));
+                    float t4728_ = __fadd_rn(t4725_, kf_shfl_xor(t4725_, 1u, kf_wn));
+                    bool t4730_ = lane_ == r_2_;
+                    bool t4731_ = t4730_;
+                    if (t4730_) {
+                        t4731_ = cg_ < m_;
                     }
-                    if (t4747_) {
-                        y_[cg_] = kf_f16_from_f32(t4744_);
+                    if (t4731_) {
+                        y_[cg_] = kf_f16_from_f32(t4728_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10300,23 +10300,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4160_ = lk_ + 1u;
-                lk_ = t4160_;
-                if (t4160_ == steps_) {
+                unsigned t4144_ = lk_ + 1u;
+                lk_ = t4144_;
+                if (t4144_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t4170_ = (t0_ + 1u) >= 1u;
-            bool t4171_ = t4170_;
-            if (t4170_) {
-                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4154_ = (t0_ + 1u) >= 1u;
+            bool t4155_ = t4154_;
+            if (t4154_) {
+                t4155_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4171_) {
+            if (t4155_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4230_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
+                    kf_u32x4 t4214_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4214_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10325,14 +10325,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4257_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
+                    kf_u32x4 t4241_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4241_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4361_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
+                    kf_u32x4 t4345_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10341,14 +10341,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4388_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
+                    kf_u32x4 t4372_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4372_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4492_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
+                    kf_u32x4 t4476_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4476_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10357,14 +10357,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4519_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
+                    kf_u32x4 t4503_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4503_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4623_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
+                    kf_u32x4 t4607_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4607_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10373,27 +10373,27 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4650_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
+                    kf_u32x4 t4634_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4634_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4724_ = ck_ + 1u;
-                ck_ = t4724_;
-                if (t4724_ == steps_) {
+                unsigned t4708_ = ck_ + 1u;
+                ck_ = t4708_;
+                if (t4708_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
-                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
-                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
-                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
-                    bool t4746_ = lane_ == r_2_;
-                    bool t4747_ = t4746_;
-                    if (t4746_) {
-                        t4747_ = cg_ < m_;
+                    float t4716_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4719_ = __fadd_rn(t4716_, kf_shfl_xor(t4716_, 8u, kf_wn));
+                    float t4722_ = __fadd_rn(t4719_, kf_shfl_xor(t4719_, 4u, kf_wn));
+                    float t4725_ = __fadd_rn(t4722_, kf_shfl_xor(t4722_, 2u, kf_wn));
+                    float t4728_ = __fadd_rn(t4725_, kf_shfl_xor(t4725_, 1u, kf_wn));
+                    bool t4730_ = lane_ == r_2_;
+                    bool t4731_ = t4730_;
+                    if (t4730_) {
+                        t4731_ = cg_ < m_;
                     }
-                    if (t4747_) {
-                        y_[cg_] = t4744_;
+                    if (t4731_) {
+                        y_[cg_] = t4728_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10697,35 +10697,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = kf_ldg(wv_ + ((row_8_ * nv_2_) + v_13_));
                 xb_[14u] = xs_[v_13_];
-                unsigned t4160_ = lk_ + 1u;
-                lk_ = t4160_;
-                if (t4160_ == steps_) {
+                unsigned t4144_ = lk_ + 1u;
+                lk_ = t4144_;
+                if (t4144_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t4170_ = (t0_ + 1u) >= 1u;
-            bool t4171_ = t4170_;
-            if (t4170_) {
-                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4154_ = (t0_ + 1u) >= 1u;
+            bool t4155_ = t4154_;
+            if (t4154_) {
+                t4155_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4171_) {
+            if (t4155_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t4186_ = kf_lane_id() < 1u;
-                    bool t4187_ = t4186_;
-                    if (t4186_) {
-                        t4187_ = (cg_ + kf_lane_id()) < m_;
+                    bool t4170_ = kf_lane_id() < 1u;
+                    bool t4171_ = t4170_;
+                    if (t4170_) {
+                        t4171_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t4187_) {
+                    if (t4171_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4230_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
+                    kf_u32x4 t4214_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4214_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10734,14 +10734,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4257_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
+                    kf_u32x4 t4241_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4241_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4361_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
+                    kf_u32x4 t4345_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10750,14 +10750,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4388_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
+                    kf_u32x4 t4372_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4372_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t4492_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
+                    kf_u32x4 t4476_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4476_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10766,14 +10766,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4519_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
+                    kf_u32x4 t4503_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4503_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t4623_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
+                    kf_u32x4 t4607_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4607_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10782,27 +10782,27 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4650_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
+                    kf_u32x4 t4634_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4634_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4724_ = ck_ + 1u;
-                ck_ = t4724_;
-                if (t4724_ == steps_) {
+                unsigned t4708_ = ck_ + 1u;
+                ck_ = t4708_;
+                if (t4708_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
-                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
-                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
-                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
-                    bool t4746_ = lane_ == r_2_;
-                    bool t4747_ = t4746_;
-                    if (t4746_) {
-                        t4747_ = cg_ < m_;
+                    float t4716_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4719_ = __fadd_rn(t4716_, kf_shfl_xor(t4716_, 8u, kf_wn));
+                    float t4722_ = __fadd_rn(t4719_, kf_shfl_xor(t4719_, 4u, kf_wn));
+                    float t4725_ = __fadd_rn(t4722_, kf_shfl_xor(t4722_, 2u, kf_wn));
+                    float t4728_ = __fadd_rn(t4725_, kf_shfl_xor(t4725_, 1u, kf_wn));
+                    bool t4730_ = lane_ == r_2_;
+                    bool t4731_ = t4730_;
+                    if (t4730_) {
+                        t4731_ = cg_ < m_;
                     }
-                    if (t4747_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4744_, yold_));
+                    if (t4731_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4728_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11093,23 +11093,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4160_ = lk_ + 1u;
-                lk_ = t4160_;
-                if (t4160_ == steps_) {
+                unsigned t4144_ = lk_ + 1u;
+                lk_ = t4144_;
+                if (t4144_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t4170_ = (t0_ + 1u) >= 1u;
-            bool t4171_ = t4170_;
-            if (t4170_) {
-                t4171_ = ((t0_ + 1u) - 1u) < t1524_;
+            bool t4154_ = (t0_ + 1u) >= 1u;
+            bool t4155_ = t4154_;
+            if (t4154_) {
+                t4155_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4171_) {
+            if (t4155_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4230_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4230_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4230_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4230_, 3u), 16u))}};
+                    kf_u32x4 t4214_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4214_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4214_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4214_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11118,14 +11118,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4257_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4257_, 3u), 16u))}};
+                    kf_u32x4 t4241_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4241_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4241_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4241_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4361_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4361_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4361_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4361_, 3u), 16u))}};
+                    kf_u32x4 t4345_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4345_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4345_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11134,14 +11134,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4388_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4388_, 3u), 16u))}};
+                    kf_u32x4 t4372_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4372_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4372_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4372_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4492_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4492_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4492_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4492_, 3u), 16u))}};
+                    kf_u32x4 t4476_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4476_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4476_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4476_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11150,14 +11150,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4519_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4519_, 3u), 16u))}};
+                    kf_u32x4 t4503_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4503_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4503_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4503_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4623_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4623_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4623_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4623_, 3u), 16u))}};
+                    kf_u32x4 t4607_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4607_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4607_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4607_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -11166,27 +11166,27 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4650_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4650_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4650_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4650_, 3u), 16u))}};
+                    kf_u32x4 t4634_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4634_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4634_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4634_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4724_ = ck_ + 1u;
-                ck_ = t4724_;
-                if (t4724_ == steps_) {
+                unsigned t4708_ = ck_ + 1u;
+                ck_ = t4708_;
+                if (t4708_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    float t4732_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                    float t4735_ = __fadd_rn(t4732_, kf_shfl_xor(t4732_, 8u, kf_wn));
-                    float t4738_ = __fadd_rn(t4735_, kf_shfl_xor(t4735_, 4u, kf_wn));
-                    float t4741_ = __fadd_rn(t4738_, kf_shfl_xor(t4738_, 2u, kf_wn));
-                    float t4744_ = __fadd_rn(t4741_, kf_shfl_xor(t4741_, 1u, kf_wn));
-                    bool t4746_ = lane_ == r_2_;
-                    bool t4747_ = t4746_;
-                    if (t4746_) {
-                        t4747_ = cg_ < m_;
+                    float t4716_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4719_ = __fadd_rn(t4716_, kf_shfl_xor(t4716_, 8u, kf_wn));
+                    float t4722_ = __fadd_rn(t4719_, kf_shfl_xor(t4719_, 4u, kf_wn));
+                    float t4725_ = __fadd_rn(t4722_, kf_shfl_xor(t4722_, 2u, kf_wn));
+                    float t4728_ = __fadd_rn(t4725_, kf_shfl_xor(t4725_, 1u, kf_wn));
+                    bool t4730_ = lane_ == r_2_;
+                    bool t4731_ = t4730_;
+                    if (t4730_) {
+                        t4731_ = cg_ < m_;
                     }
-                    if (t4747_) {
-                        y_[cg_] = t4744_;
+                    if (t4731_) {
+                        y_[cg_] = t4728_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;

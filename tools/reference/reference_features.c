@@ -301,6 +301,8 @@ static void ref_unroll_dead_arms(ref_ctx *r)
             else acc += 1000.0f;
             if (t >= n || k == 3) acc += 0.5f;
             else acc += 10000.0f * v[k + 1];
+            if (k >= 2 && v[k] > v[k - 2]) acc += 100000.0f;
+            if (k < 1 || v[k - 1] < 1000.0f) acc += 0.25f;
             if (k == 0) c[4 * t] = 7;
             else if (k < 3) c[4 * t + k] = arr[k - 1] + 1;
             else c[4 * t + 3] = arr[0];
