@@ -125,6 +125,8 @@ typedef struct {
     KF_VEC(kf_node *) unroll;   /* active @unroll FORs, outermost first */
     KF_VEC(kf_sema_guard) guards; /* ifs over their variables around the statement: an
                                    iteration whose guard folds the other way is dead */
+    uint32_t dead;              /* > 0 inside the arm a constant if never takes: its
+                                   constant indices are not range-checked */
     KF_VEC(kf_node *) consts;   /* constants being evaluated (cycle detection) */
     kf_node *dyn_shared;        /* the current kernel's `shared s: T[]`, if any */
     KF_VEC(kf_sema_call) calls; /* fn call graph */

@@ -297,10 +297,18 @@ static void if_stmt(kf_sema *s, kf_node *n)
 {
     condition(s, n->a);
     bool guard = !IS_ERR(n->a->type) && kf_sema_depends(s, n->a);
+    /* a constant condition (`if R > 2` with a -D R): the arm it never takes
+     * is not lowered, so its constant indices are not range-checked */
+    bool fixed = !IS_ERR(n->a->type) && !guard && n->a->is_const;
+    bool dead_then = fixed && !n->a->cval.u, dead_else = fixed && n->a->cval.u;
     if (guard && !KF_VEC_PUSH(&s->guards, ((kf_sema_guard){n->a, true}))) s->nomem = true, guard = false;
+    s->dead += dead_then;
     kf_sema_block(s, n->b);
+    s->dead -= dead_then;
     if (guard) s->guards.data[s->guards.len - 1].taken = false;
+    s->dead += dead_else;
     if (n->c) stmt(s, n->c);
+    s->dead -= dead_else;
     if (guard) s->guards.len--;
 }
 

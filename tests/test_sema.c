@@ -651,6 +651,12 @@ static void unroll_checks_only_live_arms(void **state)
     /* the right of && / || where the left decides it */
     accept(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k >= 2 && v[k] > v[k - 2] { s += 1.0; }\n"
              "  let q = k < 1 || v[k - 1] > 0.0;\n  if q { s += 2.0; }\n}\no[0] = s;"));
+    /* the arm a constant if never takes (a -D constant's) is not range-checked */
+    accept("const R: u32 = 2;\nconst USE: bool = false;\n"
+           K("var w: f32[R];\nw[0] = 1.0; w[1] = 2.0;\nvar acc = w[0] + w[1];\nif R > 2 { acc += w[2]; }\n"
+             "if USE { acc += w[5] + v[7]; } else { acc += 1.0; }\nif R == 2 { acc += 2.0; } else { acc += w[3]; }\no[0] = acc;"));
+    reject("const R: u32 = 2;\n" K("var w: f32[R];\nw[0] = 1.0;\nif R > 1 { o[0] = w[2]; }"), 5, 21,
+           "index 2 is out of bounds for f32[2]");
     /* an arm that may run in some thread is still checked */
     reject(K("var s: f32 = 0.0;\n@unroll for k in 0 .. 4 {\n  if k > 0 || f > 0.0 { s += v[k - 1]; }\n}"), 4, 34,
            "constant -1 (@unroll at k = 0) does not fit u32");
