@@ -539,6 +539,8 @@ static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
     if (c_slip_hint(px, tk, tok, out)) return;
     if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
         kf_buf_printf(out, " (is a ';' missing at the end of line %u?)", px->prev.loc.line);
+    } else if (tk == TK_ASSIGN && would_accept(px->engine, TK_SEMI)) {   /* a = b = c; */
+        kf_buf_puts(out, " (an assignment is a statement, not a value: assign one at a time, 'b = c; a = b;')");
     } else if (tk == TK_ASSIGN) {
         kf_buf_puts(out, " (to compare, use '==')");
     } else if ((keyword || tk == TK_TYPE) && would_accept(px->engine, TK_NAME)) {

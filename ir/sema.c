@@ -92,7 +92,22 @@ static const char *const cuda_names[][2] = {
     {"__uint_as_float", "bitcast(f32, x)"}, {"__float_as_int", "bitcast(i32, x)"},
     {"__float_as_uint", "bitcast(u32, x)"}, {"__hadd2", "+ on f16x2"}, {"__hmul2", "* on f16x2"},
     {"__hfma2", "fma on f16x2"}, {"__syncwarp", "nothing (a warp builtin waits for its lanes; barrier() orders the block)"},
-    {"__ldg", "a plain read of a '&[T]' buffer, x[i]"}};
+    {"__ldg", "a plain read of a '&[T]' buffer, x[i]"},
+    {"make_float2", "f32x2(a, b)"}, {"make_float4", "f32x4(a, b, c, d)"}, {"make_int4", "i32x4(a, b, c, d)"},
+    {"make_uint4", "u32x4(a, b, c, d)"}, {"make_half2", "f16x2(a, b)"}, {"__saturatef", "clamp(x, 0.0, 1.0)"},
+    {"__float2int_rn", "round(x) as i32 (halves away from zero), or x as i32 (toward zero)"},
+    {"__float2int_rz", "x as i32"}, {"rintf", "round(x): there is no round-half-even builtin; round takes halves "
+                                              "away from zero"},
+    {"rint", "round(x): there is no round-half-even builtin; round takes halves away from zero"},
+    {"nearbyintf", "round(x) (halves away from zero)"}, {"powf", "exp2(y * log2(x)) for x > 0: there is no pow builtin"},
+    {"pow", "exp2(y * log2(x)) for x > 0: there is no pow builtin"}, {"__powf", "exp2(y * log2(x)) for x > 0"},
+    {"erff", "a tanh form (GELU: 0.5 * x * (1 + tanh(0.7978846 * (x + 0.044715 * x * x * x)))): there is no erf"},
+    {"erf", "a tanh form (GELU: 0.5 * x * (1 + tanh(0.7978846 * (x + 0.044715 * x * x * x)))): there is no erf"},
+    {"atan2f", "nothing built in: there are no inverse trigonometric builtins"},
+    {"atan2", "nothing built in: there are no inverse trigonometric builtins"},
+    {"atanf", "nothing built in: there are no inverse trigonometric builtins"},
+    {"tanf", "sin(x) / cos(x)"}, {"expm1f", "exp(x) - 1.0 (there is no expm1)"}, {"log1pf", "log(1.0 + x) (there is no log1p)"},
+    {"dot", "the sum of the lanes of a * b (dot4 is the 8-bit integer dot product)"}};
 
 void kf_sema_suggest(kf_sema *s, const char *name, char *buf, size_t size)
 {
