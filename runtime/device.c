@@ -296,7 +296,8 @@ kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_ker
     kf_status rs = kf_rt_rec_refuse(dev, "kf_pipeline_create", err);
     if (rs != KF_OK) return rs;
     if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
-    if (m && (k < m->kernels || k >= m->kernels + m->nkernels))   /* the pipeline refers to m's kernel */
+    uintptr_t ka = (uintptr_t)k, k0 = m ? (uintptr_t)m->kernels : 0;   /* integers: k may be another array's */
+    if (m && (ka < k0 || ka >= k0 + (uintptr_t)m->nkernels * sizeof *k))   /* the pipeline refers to m's kernel */
         return kf_error_set(err, KF_ERR_USAGE, "kf_pipeline_create: kernel '%s' is not one of the given module's "
                             "(take it with kf_module_kernel from the same module)", k->name ? k->name : "?");
     kf_pipeline *p = kernel_pipeline_new(dev, k);

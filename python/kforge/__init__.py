@@ -155,9 +155,13 @@ def _scalar_value(p, x, what):
         return getattr(_C, "kf_value_" + s)(x)
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise UsageError(f"parameter '{p.name}' is {p.type}: give a number, not {x!r}{what}")
-    v = getattr(_C, "kf_value_" + s)(float(x))
+    try:
+        fx = float(x)
+    except OverflowError:
+        raise UsageError(f"parameter '{p.name}' is {p.type}: {x!r} is past the largest {s}{what}") from None
+    v = getattr(_C, "kf_value_" + s)(fx)
     inf = {"f16": 0x7c00, "bf16": 0x7f80, "f32": 0x7f800000}.get(s)
-    if inf is not None and math.isfinite(x) and (v.lane[0] & ~(1 << (_C.kf_type_size(v.type) * 8 - 1))) == inf:
+    if inf is not None and math.isfinite(fx) and (v.lane[0] & ~(1 << (_C.kf_type_size(v.type) * 8 - 1))) == inf:
         raise UsageError(f"parameter '{p.name}' is {p.type}: {x!r} is past the largest {s}{what} (it would be inf)")
     return v
 

@@ -153,6 +153,8 @@ def test_keywords_and_values_out_of_range_raise(m):
     x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
     with pytest.raises(kforge.UsageError, match="past the largest f32"):
         m.axpy(1e300, x, y, 8)
+    with pytest.raises(kforge.UsageError, match="past the largest f32"):
+        m.axpy(10 ** 400, x, y, 8)
     with pytest.raises(kforge.UsageError, match="count must be a non-negative int"):
         m.axpy(2.0, x, y, 8, count=-5)
     with pytest.raises(kforge.UsageError, match="opt must be 0 or 1"):
