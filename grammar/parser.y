@@ -500,6 +500,7 @@ static bool c_slip_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
 {
     int prev = px->prev_tk;
     bool glued = prev && tok->loc.line == px->prev.loc.line && tok->loc.col == px->prev.loc.col + px->prev.len;
+    const char *ct = prev == TK_NAME ? c_type_word(&px->prev) : NULL;   /* "float x": f32 */
     if ((tk == TK_PLUS || tk == TK_MINUS) && prev == tk && glued)
         kf_buf_printf(out, " (there is no %s operator; write 'i %s= 1')", tk == TK_PLUS ? "++" : "--",
                       tk == TK_PLUS ? "+" : "-");
@@ -509,9 +510,7 @@ static bool c_slip_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
         kf_buf_puts(out, " (the body of an if, for or while needs braces: 'if cond { ... }')");
     else if (starts_operand(tk) && prev == TK_RPAREN)
         kf_buf_puts(out, " (there are no C casts: a conversion is written 'e as T', e.g. 'n as f32')");
-    else if (tk == TK_NAME && (prev == TK_TYPE || (prev == TK_NAME && c_type_word(&px->prev))) && !glued &&
-             tok->loc.line == px->prev.loc.line) {
-        const char *ct = prev == TK_NAME ? c_type_word(&px->prev) : NULL;
+    else if (tk == TK_NAME && (prev == TK_TYPE || ct) && !glued && tok->loc.line == px->prev.loc.line) {
         int tl = ct ? (int)strlen(ct) : (int)px->prev.len;
         const char *tt = ct ? ct : px->prev.text, *colon = tl ? ": " : "";
         kf_buf_printf(out, " (a declaration is 'let %s%s%.*s = ...;', or 'var %s%s%.*s = ...;' to assign it later)",

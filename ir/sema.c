@@ -71,6 +71,11 @@ static void consider(const char *name, const char *cand, const char **best, unsi
     if (d < *bd) *bd = d, *best = cand;
 }
 
+#define NO_RINT "round(x): there is no round-half-even builtin; round takes halves away from zero"
+#define NO_POW "exp2(y * log2(x)) for x > 0: there is no pow builtin"
+#define NO_ERF "a tanh form (GELU: 0.5 * x * (1 + tanh(0.7978846 * (x + 0.044715 * x * x * x)))): there is no erf"
+#define NO_ATAN "nothing built in: there are no inverse trigonometric builtins"
+
 /* CUDA's names for what kforge spells otherwise, for a user coming from
  * CUDA-C: the name and what to write instead. */
 static const char *const cuda_names[][2] = {
@@ -96,16 +101,10 @@ static const char *const cuda_names[][2] = {
     {"make_float2", "f32x2(a, b)"}, {"make_float4", "f32x4(a, b, c, d)"}, {"make_int4", "i32x4(a, b, c, d)"},
     {"make_uint4", "u32x4(a, b, c, d)"}, {"make_half2", "f16x2(a, b)"}, {"__saturatef", "clamp(x, 0.0, 1.0)"},
     {"__float2int_rn", "round(x) as i32 (halves away from zero), or x as i32 (toward zero)"},
-    {"__float2int_rz", "x as i32"}, {"rintf", "round(x): there is no round-half-even builtin; round takes halves "
-                                              "away from zero"},
-    {"rint", "round(x): there is no round-half-even builtin; round takes halves away from zero"},
-    {"nearbyintf", "round(x) (halves away from zero)"}, {"powf", "exp2(y * log2(x)) for x > 0: there is no pow builtin"},
-    {"pow", "exp2(y * log2(x)) for x > 0: there is no pow builtin"}, {"__powf", "exp2(y * log2(x)) for x > 0"},
-    {"erff", "a tanh form (GELU: 0.5 * x * (1 + tanh(0.7978846 * (x + 0.044715 * x * x * x)))): there is no erf"},
-    {"erf", "a tanh form (GELU: 0.5 * x * (1 + tanh(0.7978846 * (x + 0.044715 * x * x * x)))): there is no erf"},
-    {"atan2f", "nothing built in: there are no inverse trigonometric builtins"},
-    {"atan2", "nothing built in: there are no inverse trigonometric builtins"},
-    {"atanf", "nothing built in: there are no inverse trigonometric builtins"},
+    {"__float2int_rz", "x as i32"}, {"rintf", NO_RINT}, {"rint", NO_RINT},
+    {"nearbyintf", "round(x) (halves away from zero)"}, {"powf", NO_POW}, {"pow", NO_POW},
+    {"__powf", "exp2(y * log2(x)) for x > 0"}, {"erff", NO_ERF}, {"erf", NO_ERF},
+    {"atan2f", NO_ATAN}, {"atan2", NO_ATAN}, {"atanf", NO_ATAN},
     {"tanf", "sin(x) / cos(x)"}, {"expm1f", "exp(x) - 1.0 (there is no expm1)"}, {"log1pf", "log(1.0 + x) (there is no log1p)"},
     {"dot", "the sum of the lanes of a * b (dot4 is the 8-bit integer dot product)"}};
 

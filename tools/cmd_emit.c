@@ -174,9 +174,10 @@ static int link_cubin(kf_buf *ptx, uint32_t arch, const char *raw_file)
     void *cubin;
     size_t len;
     kf_error err = {0};
-    if (kf_nvjitlink_ptx(ptx->data ? ptx->data : "", arch, false, &cubin, &len, &err) != KF_OK) {
+    kf_status st = kf_nvjitlink_ptx(ptx->data ? ptx->data : "", arch, false, &cubin, &len, &err);
+    if (st != KF_OK) {
         /* a raw file's PTX that does not assemble is the file's error (exit 1), named */
-        bool bad_ptx = raw_file && kf_cli_raw_status(KF_ERR_DEVICE, &err) == KF_ERR_SOURCE;
+        bool bad_ptx = raw_file && kf_cli_raw_status(st, &err) == KF_ERR_SOURCE;
         if (bad_ptx) fprintf(stderr, "%s: error: its PTX does not assemble for sm_%u (ptxas's lines below)\n",
                              kf_cli_input_name(raw_file), arch);
         kf_cli_print_error("emit", NULL, &err);
