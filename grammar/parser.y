@@ -486,13 +486,51 @@ static const char *c_type_word(const kf_token *t)
     static const char *const words[][2] = {
         {"float", "f32"},   {"double", "f64"}, {"int", "i32"},       {"signed", "i32"},  {"unsigned", "u32"},
         {"half", "f16"},    {"char", "i8"},    {"short", "i16"},     {"long", "i64"},    {"auto", ""},
-        {"size_t", "u64"},  {"int32_t", "i32"}, {"uint32_t", "u32"}, {"int64_t", "i64"}, {"uint64_t", "u64"}};
+        {"size_t", "u64"},  {"int32_t", "i32"}, {"uint32_t", "u32"}, {"int64_t", "i64"}, {"uint64_t", "u64"},
+        {"int8_t", "i8"},   {"uint8_t", "u8"}, {"int16_t", "i16"},   {"uint16_t", "u16"}, {"uint", "u32"},
+        {"usize", "u64"},   {"isize", "i64"},  {"__half", "f16"},    {"__nv_bfloat16", "bf16"}};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (token_is(t, words[i][0])) return words[i][1];
     return NULL;
 }
 
 static bool starts_operand(int tk) { return tk == TK_NAME || tk == TK_INT || tk == TK_FLOAT || tk == TK_LPAREN; }
+
+/* Hints for a type written the C, CUDA or Rust way where kforge expects
+ * one: in a parameter list ("float* x", "x: f32[]", "x: &[f32; 16]") or
+ * after ':' or 'as' ("let x: float"). Returns false if none applies. */
+static bool type_slip_hint(kf_parser *px, int tk, const kf_token *tok, const char *ct, kf_buf *out)
+{
+    int prev = px->prev_tk;
+    const kf_token *ty = tk == TK_TYPE ? tok : prev == TK_TYPE ? &px->prev : NULL;
+    int tl = ty ? (int)ty->len : 3;
+    const char *tt = ty ? ty->text : "f32";
+    const char *cw = tk == TK_NAME ? c_type_word(tok) : NULL;
+    if (ct && *ct && would_accept(px->engine, TK_COLON))   /* "float* x", "int n" */
+        kf_buf_printf(out, " (a parameter is 'name: type': 'x: &[%s]' for a buffer, 'n: %s' for a value)", ct, ct);
+    else if (cw && *cw && would_accept(px->engine, TK_TYPE) && !would_accept(px->engine, TK_NAME))
+        kf_buf_printf(out, " (kforge's name for '%.*s' is %s)", (int)tok->len, tok->text, cw);
+    else if ((tk == TK_LBRACKET && ((prev == TK_TYPE && would_accept(px->engine, TK_COMMA)) ||
+                                    would_accept(px->engine, TK_AMP))) ||
+             (tk == TK_TYPE && (prev == TK_AMP || prev == TK_MUT) && would_accept(px->engine, TK_LBRACKET)))
+        kf_buf_printf(out, " (a buffer parameter is '&[%.*s]', or '&mut [%.*s]' when the kernel writes it)", tl, tt, tl,
+                      tt);
+    else if (tk == TK_LBRACKET && prev == TK_TYPE && would_accept(px->engine, TK_ASSIGN))
+        kf_buf_printf(out, " (a local array is 'var a: %.*s[N];', filled by assignments)", tl, tt);
+    else if (tk == TK_SEMI && prev == TK_TYPE && would_accept(px->engine, TK_RBRACKET))
+        kf_buf_printf(out, " (a buffer's length is not part of its type: write '&[%.*s]' and pass the length as a "
+                      "parameter)", tl, tt);
+    else if (tk == TK_ASSIGN && prev == TK_RBRACKET && would_accept(px->engine, TK_SEMI) &&
+             !would_accept(px->engine, TK_PLUS))   /* var a: f32[4] = 0; */
+        kf_buf_puts(out, " (an array declaration has no initialiser: declare it, then assign its elements)");
+    else if (tk == TK_CONST && would_accept(px->engine, TK_NAME) && would_accept(px->engine, TK_RPAREN))
+        kf_buf_puts(out, " (a parameter is 'name: type'; a buffer without 'mut', 'x: &[f32]', is read-only)");
+    else if (tk == TK_MUT && would_accept(px->engine, TK_AMP))
+        kf_buf_puts(out, " (a buffer the kernel writes is '&mut [f32]': 'mut' after the '&')");
+    else
+        return false;
+    return true;
+}
 
 /* Hints for slips of a C or CUDA programmer, where the token sequence
  * says which one it is. Returns false if none applies. */
@@ -510,6 +548,8 @@ static bool c_slip_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
         kf_buf_puts(out, " (the body of an if, for or while needs braces: 'if cond { ... }')");
     else if (starts_operand(tk) && prev == TK_RPAREN)
         kf_buf_puts(out, " (there are no C casts: a conversion is written 'e as T', e.g. 'n as f32')");
+    else if (type_slip_hint(px, tk, tok, ct, out))
+        ;
     else if (tk == TK_NAME && (prev == TK_TYPE || ct) && !glued && tok->loc.line == px->prev.loc.line) {
         int tl = ct ? (int)strlen(ct) : (int)px->prev.len;
         const char *tt = ct ? ct : px->prev.text, *colon = tl ? ": " : "";
@@ -538,6 +578,8 @@ static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
     if (c_slip_hint(px, tk, tok, out)) return;
     if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
         kf_buf_printf(out, " (is a ';' missing at the end of line %u?)", px->prev.loc.line);
+    } else if (tk == TK_RBRACE && would_accept(px->engine, TK_SEMI)) {
+        kf_buf_puts(out, " (is a ';' missing before the '}'?)");
     } else if (tk == TK_ASSIGN && would_accept(px->engine, TK_SEMI)) {   /* a = b = c; */
         kf_buf_puts(out, " (an assignment is a statement, not a value: assign one at a time, 'b = c; a = b;')");
     } else if (tk == TK_ASSIGN) {
