@@ -33,6 +33,13 @@
  * its file:line:col. Source errors of a compile are diagnostics on the
  * module instead. The library never prints, exits or aborts on bad input.
  *
+ * Pointers: a handle or out-pointer may be NULL only where its call says
+ * so. A fallible call given NULL where it needs one returns KF_ERR_USAGE
+ * naming the argument (kf_compile, with no kf_error, returns KF_ERR_USAGE
+ * when out is NULL); the accessors (kf_device_name, kf_buffer_bytes, ...)
+ * give "", 0 or false for a NULL handle. A handle used after it was freed,
+ * or freed twice, is undefined, as with free().
+ *
  * Ownership, stated once:
  * - Texts and arrays the library allocates for the caller (kf_emit's
  *   output, kf_params_parse's list, kf_cache_verify's names) are freed with
@@ -63,8 +70,10 @@
  * compiled-code cache is shared and safe under threads.
  *
  * Environment variables read by the library: KFORGE_CACHE_DIR,
- * KFORGE_CACHE, KFORGE_LINEINFO, KFORGE_INTERP_MAX_STEPS, CUDA_HOME,
- * KF_LIBCUDA, KF_LIBNVRTC, KF_LIBNVJITLINK (README.md, "Environment variables"). */
+ * KFORGE_CACHE, KFORGE_LINEINFO, KFORGE_INTERP_MAX_STEPS, KFORGE_JIT,
+ * KFORGE_PDL, KFORGE_PDL_TRIGGER, CUDA_HOME, KF_LIBCUDA, KF_LIBNVRTC,
+ * KF_LIBNVJITLINK, and XDG_CACHE_HOME or HOME for the cache's default place
+ * (README.md, "Environment variables"). */
 #ifndef KFORGE_H
 #define KFORGE_H
 
@@ -607,7 +616,8 @@ KF_API int kf_pipeline_param_index(const kf_pipeline *p, const char *name);
 
 /* Re-targeting a plan: one argument changed in place, so that a loop keeps
  * one plan per kernel for its whole life (a decode step's position, a
- * layer's cache). Neither call allocates (kf_rt_alloc_count is unchanged)
+ * layer's cache). Neither call allocates (the test suite counts the
+ * runtime's allocations around them)
  * nor looks at the other arguments beyond what the change touches. On any
  * error the plan is left exactly as it was.
  *
@@ -641,7 +651,7 @@ KF_API void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[
  * capture is ended and dropped, so the device works as before, eagerly):
  * a SYNC or TIMED launch, an invalid launch (its error names the launch's
  * number and kernel), kf_dispatch (it destroys its plan), kf_device_sync,
- * upload, download, copy, timers, kf_plan_bench_bare, creating a buffer or
+ * upload, download, copy, timers, creating a buffer or
  * a pipeline, a nested kf_graph_begin or a kf_graph_launch. Destroying a
  * buffer abandons it too (kf_graph_end then says so). Re-targeting plans
  * is allowed at any time. */
@@ -734,11 +744,12 @@ typedef struct {
 } kf_cache_stats;
 /* An unusable directory (a path too long) is KF_ERR_USAGE in all three. */
 KF_API kf_status kf_cache_stats_get(kf_cache_stats *out, kf_error *err);
-/* Empties the memory cache and (disk true) removes every entry file. */
+/* Empties the memory cache and (disk true) removes every entry file;
+ * removed (may be NULL) gets their number. */
 KF_API kf_status kf_cache_clear(bool disk, uint64_t *removed, kf_error *err);
 /* Checks every disk entry's header and checksums, removing bad ones when
- * `remove`; *bad_names (may be NULL) gets their file names, one a line
- * (kf_free it). */
+ * `remove`; good, bad and bad_names may each be NULL; *bad_names gets the
+ * bad entries' file names, one a line (kf_free it). */
 KF_API kf_status kf_cache_verify(bool remove, uint64_t *good, uint64_t *bad, char **bad_names, kf_error *err);
 /* The directory in use, into buf; false (buf "") when it does not fit. */
 KF_API bool kf_cache_dir(char *buf, size_t len);

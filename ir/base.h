@@ -94,6 +94,13 @@ kf_status kf_error_set(kf_error *err, kf_status status, const char *fmt, ...)
 kf_status kf_error_set_at(kf_error *err, kf_status status, kf_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* A public call's pointer argument that must not be NULL: KF_ERR_USAGE
+ * naming the call and the argument. */
+#define KF_NEED(p, err, what)                                                                           \
+    do {                                                                                                \
+        if (!(p)) return kf_error_set((err), KF_ERR_USAGE, "%s: %s is NULL", __func__, (what));         \
+    } while (0)
+
 _Noreturn void kf_unreachable_at(const char *file, int line, const char *what);
 #define kf_unreachable(what) kf_unreachable_at(__FILE__, __LINE__, (what))
 

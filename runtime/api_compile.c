@@ -52,6 +52,17 @@ static kf_status run_passes(const char *file, const char *source, size_t len,
         kf_diag_error(&m->diags, ((kf_loc){m->file, 1, 1}), "kf_compile was given no source (NULL) of nonzero length");
         return KF_ERR_USAGE;
     }
+    if (opts && opts->ndefines && !opts->defines) {
+        kf_diag_error(&m->diags, ((kf_loc){m->file, 1, 1}), "kf_compile: opts.defines is NULL with opts.ndefines %u",
+                      opts->ndefines);
+        return KF_ERR_USAGE;
+    }
+    if (opts && (unsigned)opts->opt > KF_OPT_O1) {
+        kf_diag_error(&m->diags, ((kf_loc){m->file, 1, 1}),
+                      "kf_compile: opts.opt is %d, not a kf_opt_level (KF_OPT_DEFAULT, KF_OPT_O0 or KF_OPT_O1)",
+                      (int)opts->opt);
+        return KF_ERR_USAGE;
+    }
     if (!copy_opts(m, opts)) return KF_ERR_NOMEM;
 
     kf_pass_ctx cx = {&m->arena, &m->diags, m->file, m->source, len};
@@ -83,6 +94,7 @@ static kf_status render(kf_module *m)
 kf_status kf_compile(const char *file, const char *source, size_t len,
                      const kf_compile_opts *opts, kf_module **out)
 {
+    if (!out) return KF_ERR_USAGE;   /* (nowhere to put the module or its diagnostics) */
     kf_status st = run_passes(file, source, len, opts, out);
     if (*out && st != KF_ERR_NOMEM && render(*out) != KF_OK) st = KF_ERR_NOMEM;
     return st;
@@ -111,7 +123,9 @@ kf_status kf_compile_file(const char *path, const kf_compile_opts *opts, kf_modu
 {
     char *src = NULL;
     size_t len = 0;
+    KF_NEED(out, err, "out (where the module goes)");
     *out = NULL;
+    KF_NEED(path, err, "the path");
     kf_status st = kf_read_file_max(path, SOURCE_MAX, &src, &len, err);
     if (st != KF_OK) return st;
     st = kf_compile(path, src, len, opts, out);

@@ -50,12 +50,21 @@ kf_status kf_emit(const kf_module *m, const kf_kernel *k, const kf_emit_options 
                   kf_error *err)
 {
     static const kf_emit_options ptx90 = {KF_TARGET_PTX, 90, false, false};
+    KF_NEED(out, err, "out (where the text goes)");
+    KF_NEED(len, err, "len");
     *out = NULL;
     *len = 0;
+    KF_NEED(m, err, "the module");
     if (!o) o = &ptx90;
     if (o->target > KF_TARGET_CUBIN) return kf_error_set(err, KF_ERR_USAGE, "unknown emit target %d", (int)o->target);
     if (o->arch && o->arch != 80 && o->arch != 86 && o->arch != 89 && o->arch != 90)
         return kf_error_set(err, KF_ERR_USAGE, "unsupported arch sm_%u: expected 80, 86, 89 or 90", o->arch);
+    if (m->diags.nerrors)
+        return kf_error_set(err, KF_ERR_SOURCE, "%s: the module has %u error%s (kf_module_diagnostics): nothing to emit",
+                            m->file, m->diags.nerrors, m->diags.nerrors == 1 ? "" : "s");
+    if (k && !kf_module_owns(m, k))
+        return kf_error_set(err, KF_ERR_USAGE, "kf_emit: kernel '%s' is not one of the given module's (take it with "
+                            "kf_module_kernel from the same module)", k->name ? k->name : "?");
     if (m->nkernels == 0)
         return kf_error_set_at(err, KF_ERR_SOURCE, (kf_loc){m->file, 1, 1},
                                "%s:1:1: error: no kernel to emit: the module declares no `kernel`", m->file);

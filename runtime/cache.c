@@ -459,6 +459,7 @@ static void count_entry(const char *path, const char *name, void *ctx)
 
 kf_status kf_cache_stats_get(kf_cache_stats *out, kf_error *err)
 {
+    KF_NEED(out, err, "out (where the statistics go)");
     *out = (kf_cache_stats){0};
     out->disk_enabled = kf_cache_disk_enabled();
     kf_cache_dir(out->dir, sizeof out->dir);
@@ -521,8 +522,8 @@ kf_status kf_cache_verify(bool remove, uint64_t *good, uint64_t *bad, char **bad
 {
     verify_ctx v = {remove, 0, 0, {0}};
     kf_status st = scan(false, verify_entry, &v, err);
-    *good = v.good;
-    *bad = v.bad;
+    if (good) *good = v.good;
+    if (bad) *bad = v.bad;
     if (bad_names) *bad_names = v.names.len ? kf_buf_take(&v.names) : NULL;
     kf_buf_free(&v.names);
     return st;

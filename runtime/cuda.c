@@ -128,6 +128,8 @@ kf_status kf_cu_fail(kf_error *err, const char *api, CUresult r, const char *fil
 
 kf_status kf_cuda_device_count(int *count, int *driver_version, kf_error *err)
 {
+    KF_NEED(count, err, "count");
+    KF_NEED(driver_version, err, "driver_version");
     *count = 0;
     *driver_version = 0;
     kf_status st = kf_cu_load(err);

@@ -50,6 +50,7 @@ uint64_t kf_rt_alloc_count(void) { return atomic_load(&alloc_calls); }
 /* ---- devices ------------------------------------------------------------- */
 kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_error *err)
 {
+    KF_NEED(out, err, "out (where the device goes)");
     *out = NULL;
     if (backend != KF_BACKEND_CPU && backend != KF_BACKEND_CUDA && backend != KF_BACKEND_PTX)
         return kf_error_set(err, KF_ERR_USAGE, "unknown backend %d", (int)backend);
@@ -76,7 +77,7 @@ void kf_device_close(kf_device *dev)
     kf_rt_free(dev);
 }
 
-const char *kf_device_name(const kf_device *dev) { return dev->props.name; }
+const char *kf_device_name(const kf_device *dev) { return dev ? dev->props.name : ""; }
 
 void kf_device_props_get(const kf_device *dev, kf_device_props *out) { *out = dev->props; }
 
@@ -118,6 +119,7 @@ static bool elem_ok(kf_type t)
 
 kf_status kf_buffer_create(kf_device *dev, kf_type elem, size_t count, kf_buffer **out, kf_error *err)
 {
+    KF_NEED(out, err, "out (where the buffer goes)");
     *out = NULL;
     kf_status rs = kf_rt_rec_refuse(dev, "kf_buffer_create", err);
     if (rs != KF_OK) return rs;
@@ -168,11 +170,12 @@ kf_status kf_buffer_wrap(kf_device *dev, kf_type elem, size_t count, void *ptr, 
 
 kf_status kf_buffer_view(kf_buffer *parent, size_t offset, size_t count, kf_buffer **out, kf_error *err)
 {
+    KF_NEED(out, err, "out (where the view goes)");
     *out = NULL;
+    KF_NEED(parent, err, "the parent buffer");
     if (offset > parent->count || count > parent->count - offset)
-        return kf_error_set(err, KF_ERR_USAGE,
-                            "view [%zu, %zu) is outside the buffer of %zu elements",
-                            offset, offset + count, parent->count);
+        return kf_error_set(err, KF_ERR_USAGE, "view of %zu elements at offset %zu is outside the buffer of %zu elements",
+                            count, offset, parent->count);
     kf_buffer *v = kf_rt_alloc(sizeof *v);
     if (!v) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a view");
     size_t esz = kf_type_elem_bytes(parent->elem);
@@ -214,11 +217,15 @@ kf_status kf_buffer_download(kf_buffer *b, void *dst, size_t bytes, kf_error *er
     return b->dev->ops->download(b->dev, b->addr, dst, bytes, err);
 }
 
-size_t kf_buffer_bytes(const kf_buffer *b) { return b->bytes; }
-size_t kf_buffer_count(const kf_buffer *b) { return b->count; }
-void *kf_buffer_address(const kf_buffer *b) { return b->bytes ? (void *)(uintptr_t)b->addr : NULL; }
-kf_type kf_buffer_elem(const kf_buffer *b) { return b->elem; }
-void kf_buffer_set_readonly(kf_buffer *b, bool readonly) { b->readonly = readonly; }
+size_t kf_buffer_bytes(const kf_buffer *b) { return b ? b->bytes : 0; }
+size_t kf_buffer_count(const kf_buffer *b) { return b ? b->count : 0; }
+void *kf_buffer_address(const kf_buffer *b) { return b && b->bytes ? (void *)(uintptr_t)b->addr : NULL; }
+kf_type kf_buffer_elem(const kf_buffer *b) { return b ? b->elem : (kf_type){0}; }
+
+void kf_buffer_set_readonly(kf_buffer *b, bool readonly)
+{
+    if (b) b->readonly = readonly;
+}
 
 bool kf_buffer_readonly(const kf_buffer *b)
 {
@@ -292,12 +299,12 @@ static kf_pipeline *kernel_pipeline_new(kf_device *dev, const kf_ir_kernel *k)
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err)
 {
+    KF_NEED(out, err, "out (where the pipeline goes)");
     *out = NULL;
     kf_status rs = kf_rt_rec_refuse(dev, "kf_pipeline_create", err);
     if (rs != KF_OK) return rs;
     if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
-    uintptr_t ka = (uintptr_t)k, k0 = m ? (uintptr_t)m->kernels : 0;   /* integers: k may be another array's */
-    if (m && (ka < k0 || ka >= k0 + (uintptr_t)m->nkernels * sizeof *k))   /* the pipeline refers to m's kernel */
+    if (m && !kf_module_owns(m, k))   /* the pipeline refers to m's kernel */
         return kf_error_set(err, KF_ERR_USAGE, "kf_pipeline_create: kernel '%s' is not one of the given module's "
                             "(take it with kf_module_kernel from the same module)", k->name ? k->name : "?");
     kf_pipeline *p = kernel_pipeline_new(dev, k);
@@ -413,9 +420,11 @@ static kf_status check_value_arg(const kf_pipeline *p, uint32_t i, const kf_valu
 
 static kf_status check_args(const kf_pipeline *p, const kf_arg *args, uint32_t nargs, kf_error *err)
 {
-    if (nargs != p->nparams || (nargs && !args))
-        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' takes %u argument%s, got %u",
-                            p->name, p->nparams, p->nparams == 1 ? "" : "s", args ? nargs : 0);
+    if (nargs && !args)
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': the argument array is NULL with %u arguments", p->name, nargs);
+    if (nargs != p->nparams)
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' takes %u argument%s, got %u", p->name, p->nparams,
+                            p->nparams == 1 ? "" : "s", nargs);
     for (uint32_t i = 0; i < nargs; i++) {
         const kf_ir_param *pa = &p->params[i];
         char want[64];
@@ -506,6 +515,10 @@ static kf_status resolve_grid(const kf_pipeline *p, const kf_value *vals, const 
         grid[1] = grid[2] = 1;
         return KF_OK;
     }
+    if (count)
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': kf_launch.count %llu has no effect, the kernel's schedule has a "
+                            "grid (leave count 0, or give kf_launch.grid to override the grid)", p->name,
+                            (unsigned long long)count);
     return kf_schedule_grid(p->k, vals, count, grid, err);
 }
 
@@ -648,6 +661,7 @@ kf_status kf_plan_set_value(kf_plan *plan, uint32_t index, const kf_value *value
 {
     uint32_t grid[3], dyn;
     kf_status st = retarget_check(plan, index, false, err);
+    if (st == KF_OK && !value) return kf_error_set(err, KF_ERR_USAGE, "kf_plan_set_value: the value is NULL");
     if (st == KF_OK) st = check_value_arg(plan->p, index, value, err);
     if (st == KF_OK) st = retarget_shape(plan, index, value, grid, &dyn, err);
     if (st != KF_OK) return st;
@@ -690,6 +704,16 @@ void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[3], uin
 }
 
 /* ---- launching ------------------------------------------------------------------- */
+kf_status kf_rt_plan_writable(const kf_plan *plan, kf_error *err)
+{
+    const kf_pipeline *p = plan->p;
+    for (uint32_t i = 0; i < plan->nargs; i++)
+        if (plan->args[i].buf && (p->params[i].type.flags & KF_TF_MUT) && kf_buffer_readonly(plan->args[i].buf))
+            return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' is written by the kernel, but its buffer "
+                                "was marked read-only after the plan was made", i, p->params[i].name, p->name);
+    return KF_OK;
+}
+
 kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     if (!plan) return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: the plan is NULL");
@@ -697,6 +721,8 @@ kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_err
         return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: unknown dispatch mode %d", (int)mode);
     if (mode == KF_DISPATCH_TIMED && !ms)
         return kf_error_set(err, KF_ERR_USAGE, "a timed dispatch needs somewhere to put the time (ms is NULL)");
+    kf_status st = kf_rt_plan_writable(plan, err);
+    if (st != KF_OK) return st;
     if (plan->p->dev->rec) return kf_rt_rec_launch(plan, mode, err);
     if (plan->empty) {
         if (ms) *ms = 0;
@@ -740,6 +766,8 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
 {
     kf_plan *plan;
     if (!p) return kf_error_set(err, KF_ERR_USAGE, "kf_dispatch: the pipeline is NULL");
+    if (mode != KF_DISPATCH_SYNC && mode != KF_DISPATCH_ASYNC && mode != KF_DISPATCH_TIMED)
+        return kf_error_set(err, KF_ERR_USAGE, "kf_dispatch: unknown dispatch mode %d", (int)mode);
     kf_status st = kf_rt_rec_refuse(p->dev, "kf_dispatch (its plan does not outlive the call; record a kf_plan)", err);
     if (st == KF_OK) st = kf_plan_create(p, args, nargs, launch, &plan, err);
     if (st != KF_OK) return st;

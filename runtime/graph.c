@@ -174,11 +174,13 @@ static kf_status update_nodes(kf_graph *g, kf_error *err)
     const kf_device_ops *ops = g->dev->ops;
     for (uint32_t i = 0; i < g->n; i++) {
         kf_graph_node *nd = &g->nodes[i];
+        kf_status st = nd->plan ? kf_rt_plan_writable(nd->plan, err) : KF_OK;
+        if (st != KF_OK) return st;
         if (!nd->plan || nd->gen == nd->plan->gen) continue;
         if (nd->plan->empty)
             return kf_error_set(err, KF_ERR_USAGE, "launch %u (kernel '%s') of the graph launches nothing now "
                                 "(a grid dimension is 0)", i, nd->plan->p->name);
-        kf_status st = ops->graph_update ? ops->graph_update(g, i, err) : KF_OK;
+        st = ops->graph_update ? ops->graph_update(g, i, err) : KF_OK;
         if (st != KF_OK) return st;
         nd->gen = nd->plan->gen;
     }
@@ -187,6 +189,7 @@ static kf_status update_nodes(kf_graph *g, kf_error *err)
 
 kf_status kf_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
+    KF_NEED(g, err, "the graph");
     if (mode == KF_DISPATCH_TIMED && !ms)
         return kf_error_set(err, KF_ERR_USAGE, "a timed graph launch needs somewhere to put the time (ms is NULL)");
     kf_status st = kf_rt_rec_refuse(g->dev, "kf_graph_launch", err);
@@ -194,7 +197,7 @@ kf_status kf_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_erro
     return st == KF_OK ? g->dev->ops->graph_launch(g, mode, ms, err) : st;
 }
 
-uint32_t kf_graph_size(const kf_graph *g) { return g->n; }
+uint32_t kf_graph_size(const kf_graph *g) { return g ? g->n : 0; }
 
 void kf_graph_destroy(kf_graph *g)
 {

@@ -170,6 +170,10 @@ kf_status kf_rt_rec_refuse(kf_device *dev, const char *what, kf_error *err);
 /* Abandons dev's recording, if any, for `why` (kf_graph_end reports it). */
 void kf_rt_rec_abandon(kf_device *dev, const char *why);
 /* Records a launch of plan on its recording device (kf_plan_launch). */
+/* KF_ERR_USAGE when a buffer bound to one of plan's `&mut` parameters has
+ * been marked read-only since (kf_buffer_set_readonly applies at any time):
+ * checked at every plan launch and graph replay. */
+kf_status kf_rt_plan_writable(const kf_plan *plan, kf_error *err);
 kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err);
 /* Records collective c as the next node of its rank's recording device
  * (the backend's work, if any, already queued on the capturing stream). */

@@ -164,6 +164,93 @@ static void test_compile_file_errors(void **state)
     remove(path);
 }
 
+/* NULL where a call needs a pointer is KF_ERR_USAGE naming it, never a
+ * crash; accessors give neutral values; bad compile options and emitting
+ * from a failed module or with another module's kernel are refused. */
+static void test_null_arguments_are_usage_errors(void **state)
+{
+    (void)state;
+    kf_error err = {0};
+#define USAGE(call, what)                                                                                          \
+    do {                                                                                                           \
+        kf_error_clear(&err);                                                                                      \
+        assert_int_equal((call), KF_ERR_USAGE);                                                                    \
+        if (!strstr(err.msg, what)) fail_msg("'%s' lacks '%s'", err.msg, what);                                 \
+    } while (0)
+    assert_int_equal(kf_compile("a.kf", axpy_src, strlen(axpy_src), NULL, NULL), KF_ERR_USAGE);
+    kf_module *m = NULL;
+    USAGE(kf_compile_file(NULL, NULL, &m, &err), "the path is NULL");
+    USAGE(kf_compile_file("a.kf", NULL, NULL, &err), "out (where the module goes) is NULL");
+    kf_compile_opts bad = {NULL, 3, KF_OPT_DEFAULT};
+    assert_int_equal(kf_compile("a.kf", axpy_src, strlen(axpy_src), &bad, &m), KF_ERR_USAGE);
+    assert_non_null(strstr(kf_module_diagnostics(m), "opts.defines is NULL with opts.ndefines 3"));
+    kf_module_free(m);
+    kf_compile_opts level = {NULL, 0, (kf_opt_level)77};
+    assert_int_equal(kf_compile("a.kf", axpy_src, strlen(axpy_src), &level, &m), KF_ERR_USAGE);
+    assert_non_null(strstr(kf_module_diagnostics(m), "opts.opt is 77"));
+    kf_module_free(m);
+
+    USAGE(kf_device_open(KF_BACKEND_CPU, 0, NULL, &err), "out (where the device goes) is NULL");
+    kf_device *dev = NULL;
+    assert_int_equal(kf_device_open(KF_BACKEND_CPU, 0, &dev, &err), KF_OK);
+    kf_module *ma = compile_ok(axpy_src), *mb = compile_ok(axpy_src);
+    const kf_kernel *k = kf_module_kernel(ma, "axpy");
+    USAGE(kf_pipeline_create(dev, ma, k, NULL, &err), "out (where the pipeline goes) is NULL");
+    USAGE(kf_buffer_create(dev, kf_type_scalar(KF_S_F32), 4, NULL, &err), "out (where the buffer goes) is NULL");
+    kf_buffer *b = NULL, *v = NULL;
+    USAGE(kf_buffer_view(NULL, 0, 1, &v, &err), "the parent buffer is NULL");
+    assert_int_equal(kf_buffer_create(dev, kf_type_scalar(KF_S_F32), 4, &b, &err), KF_OK);
+    USAGE(kf_buffer_view(b, SIZE_MAX, 2, &v, &err), "view of 2 elements at offset 18446744073709551615");
+    void *text = NULL;
+    size_t len = 0;
+    USAGE(kf_emit(NULL, NULL, NULL, &text, &len, &err), "the module is NULL");
+    USAGE(kf_emit(ma, NULL, NULL, NULL, &len, &err), "out (where the text goes) is NULL");
+    USAGE(kf_emit(ma, kf_module_kernel(mb, "axpy"), NULL, &text, &len, &err), "not one of the given module's");
+    kf_module *broken = NULL;
+    assert_int_equal(kf_compile("b.kf", "kernel k() { nope; }", 20, NULL, &broken), KF_ERR_SOURCE);
+    kf_error_clear(&err);
+    assert_int_equal(kf_emit(broken, NULL, NULL, &text, &len, &err), KF_ERR_SOURCE);
+    assert_non_null(strstr(err.msg, "the module has 1 error"));
+    kf_module_free(broken);
+    int count = 0;
+    USAGE(kf_cuda_device_count(NULL, &count, &err), "count is NULL");
+    USAGE(kf_cache_stats_get(NULL, &err), "out (where the statistics go) is NULL");
+    USAGE(kf_graph_launch(NULL, KF_DISPATCH_SYNC, NULL, &err), "the graph is NULL");
+    assert_string_equal(kf_device_name(NULL), "");
+    assert_int_equal(kf_buffer_bytes(NULL), 0);
+    assert_int_equal(kf_buffer_count(NULL), 0);
+    assert_false(kf_buffer_readonly(NULL));
+    assert_int_equal(kf_graph_size(NULL), 0);
+    kf_buffer_set_readonly(NULL, true);
+
+    /* a plan checks at launch that its &mut buffers are still writable;
+     * a count with a kernel that has a grid is refused, not ignored */
+    kf_buffer *x = NULL;
+    assert_int_equal(kf_buffer_create(dev, kf_type_scalar(KF_S_F32), 4, &x, &err), KF_OK);
+    kf_pipeline *p = NULL;
+    assert_int_equal(kf_pipeline_create(dev, ma, k, &p, &err), KF_OK);
+    kf_arg args[] = {kf_arg_value(kf_value_f32(2)), kf_arg_buffer(x), kf_arg_buffer(b), kf_arg_value(kf_value_u32(4))};
+    kf_plan *plan = NULL;
+    assert_int_equal(kf_plan_create(p, args, 4, NULL, &plan, &err), KF_OK);
+    kf_buffer_set_readonly(b, true);
+    USAGE(kf_plan_launch(plan, KF_DISPATCH_SYNC, NULL, &err), "marked read-only after the plan was made");
+    kf_buffer_set_readonly(b, false);
+    assert_int_equal(kf_plan_launch(plan, KF_DISPATCH_SYNC, NULL, &err), KF_OK);
+    kf_plan_destroy(plan);
+    kf_launch l = {.count = 5};
+    USAGE(kf_dispatch(p, args, 4, &l, KF_DISPATCH_SYNC, NULL, &err), "kf_launch.count 5 has no effect");
+    USAGE(kf_dispatch(p, NULL, 4, NULL, KF_DISPATCH_SYNC, NULL, &err), "the argument array is NULL");
+    USAGE(kf_dispatch(p, args, 4, NULL, (kf_dispatch_mode)7, NULL, &err), "kf_dispatch: unknown dispatch mode 7");
+    kf_pipeline_destroy(p);
+    kf_buffer_destroy(x);
+    kf_error_clear(&err);
+#undef USAGE
+    kf_buffer_destroy(b);
+    kf_device_close(dev);
+    kf_module_free(ma);
+    kf_module_free(mb);
+}
+
 /* Kernels in source order, parameters in binding order, the schedule. */
 static void test_reflection(void **state)
 {
@@ -432,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_type_names_and_sizes),
         cmocka_unit_test(test_diagnostics_render_with_the_source_line),
         cmocka_unit_test(test_compile_file_errors),
+        cmocka_unit_test(test_null_arguments_are_usage_errors),
         cmocka_unit_test(test_reflection),
         cmocka_unit_test(test_emit_targets),
         cmocka_unit_test(test_emit_cubin_is_elf),

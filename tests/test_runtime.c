@@ -168,7 +168,7 @@ static void view_outside_parent_is_rejected(void **state)
     kf_buffer *v = (kf_buffer *)1;
     assert_int_equal(kf_buffer_view(f->x, 990, 11, &v, &f->err), KF_ERR_USAGE);
     assert_null(v);
-    assert_non_null(strstr(f->err.msg, "view [990, 1001) is outside the buffer of 1000 elements"));
+    assert_non_null(strstr(f->err.msg, "view of 11 elements at offset 990 is outside the buffer of 1000 elements"));
     assert_int_equal(kf_buffer_view(f->x, SIZE_MAX, 2, &v, &f->err), KF_ERR_USAGE);
 }
 
@@ -441,7 +441,7 @@ static void wrong_argument_count_is_rejected(void **state)
     args4(f, a, 1.0f, N);
     kf_launch l = {.count = N};
     expect_rejected(f, a, 3, &l, "kernel 'saxpy' takes 4 arguments, got 3", NULL);
-    expect_rejected(f, NULL, 4, &l, "takes 4 arguments, got 0", NULL);
+    expect_rejected(f, NULL, 4, &l, "the argument array is NULL with 4 arguments", NULL);
 }
 
 static void value_for_buffer_parameter_is_rejected(void **state)

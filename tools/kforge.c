@@ -15,17 +15,17 @@
 /* X(name, function, synopsis) */
 #define KF_SUBCOMMANDS(X) \
     X("check", kf_cmd_check, "check [-D NAME=VALUE]... FILE...\n                parse and check; diagnostics only") \
-    X("emit", kf_cmd_emit, "emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-O0|-O1] [-g]\n" \
-      "                [-k KERNEL] [-o OUT] [--verify] [--stats] [--pdl-trigger] FILE") \
-    X("run", kf_cmd_run, "run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [-O0|-O1] [--count N]\n" \
+    X("emit", kf_cmd_emit, "emit [--target ptx|cuda|ir|cubin] [--arch sm_90] [-D NAME=VALUE]... [-O0|-O1] [-g]\n" \
+      "                [-k KERNEL] [-o OUT] [--verify] [--stats] [--pdl-trigger] FILE (.kf, or .cu/.ptx for ptx|cubin)") \
+    X("run", kf_cmd_run, "run FILE|FILE.cu|FILE.ptx [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [-O0|-O1] [--count N]\n" \
       "                [--time] [--grid X,Y,Z] [--block X,Y,Z] [--shared BYTES]\n" \
       "                [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED)\n" \
       "                | NAME=iota(N)]... [-o NAME=out.npy]...") \
-    X("test", kf_cmd_test, "test [--backend cpu|cuda|ptx]... [-O0|-O1] [--same-as-O0] [PATH...]\n" \
+    X("test", kf_cmd_test, "test [--backend cpu|cuda|ptx]... [-O0|-O1] [--same-as-O0] [-k PATTERN] [-j N] [PATH...]\n" \
       "                golden-output cases (default kernels/cases)") \
     X("bench", kf_cmd_bench, "bench FILE [-k KERNEL] [ARGS as for run]... | bench [BENCH|FILE.bench]...\n" \
       "                GPU timings (event-timed, L2 flushed) as ratios to copy bandwidth") \
-    X("cache", kf_cmd_cache, "cache (stats|clear|verify)    the compiled-kernel cache") \
+    X("cache", kf_cmd_cache, "cache (stats|clear|verify [--remove])    the compiled-kernel cache") \
     X("devices", kf_cmd_devices, "devices                       list GPUs and backends")
 
 static const struct {
@@ -88,7 +88,7 @@ static int help(int argc, char **argv)
         usage(stdout);
         return KF_EXIT_OK;
     }
-    if (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) {
+    if (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help") || !strcmp(argv[2], "help")) {
         usage(stdout);
         return KF_EXIT_OK;
     }

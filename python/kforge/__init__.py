@@ -382,6 +382,9 @@ class Kernel:
                 dev.use_stream(stream)
             if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
                 raise UsageError(f"kernel '{self.name}': count must be a non-negative int, not {count!r}")
+            if count is not None and (self.schedule["grid_dims"] or launch.grid[0]):
+                raise UsageError(f"kernel '{self.name}': count={count} has no effect, the grid comes from "
+                                 f"{'grid=' if launch.grid[0] else 'its @schedule'} (leave count out)")
             if self.schedule["grid_dims"] == 0 and not launch.grid[0]:
                 launch.count = count if count is not None else (first or 0)
             mode = _lib.DISPATCH_TIMED if timed else (_lib.DISPATCH_ASYNC if sync is False or

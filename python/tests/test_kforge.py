@@ -157,6 +157,8 @@ def test_keywords_and_values_out_of_range_raise(m):
         m.axpy(10 ** 400, x, y, 8)
     with pytest.raises(kforge.UsageError, match="count must be a non-negative int"):
         m.axpy(2.0, x, y, 8, count=-5)
+    with pytest.raises(kforge.UsageError, match="count=5 has no effect, the grid comes from its @schedule"):
+        m.axpy(2.0, x, y, 8, count=5)
     with pytest.raises(kforge.UsageError, match="opt must be 0 or 1"):
         kforge.compile(KERNELS, opt=7)
     m.axpy(3.4e38, x, y, 8)   # the largest f32 region still fits
