@@ -513,13 +513,14 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ unsigned kf_h2_fma(unsigned a, unsigned b, unsigned c) { unsigned r; asm(\"fma.rn.f16x2 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
         "__device__ __forceinline__ unsigned kf_h2_min(unsigned a, unsigned b) { unsigned r; asm(\"min.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
         "__device__ __forceinline__ unsigned kf_h2_max(unsigned a, unsigned b) { unsigned r; asm(\"max.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
-        "__device__ __forceinline__ unsigned kf_h2_abs(unsigned a) { unsigned r; asm(\"abs.f16x2 %0, %1;\" : \"=r\"(r) : \"r\"(a)); return r; }\n",
+        "/* abs clears the sign bits (abs.f16x2 would make a NaN canonical) */\n"
+        "__device__ __forceinline__ unsigned kf_h2_abs(unsigned a) { return a & 0x7FFF7FFFu; }\n",
     [KF_CU_H_BF16V] =
         "/* bf16 pairs: one packed bf16x2 instruction each, each lane rounded once */\n"
         "__device__ __forceinline__ unsigned kf_bh2_fma(unsigned a, unsigned b, unsigned c) { unsigned r; asm(\"fma.rn.bf16x2 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
         "__device__ __forceinline__ unsigned kf_bh2_min(unsigned a, unsigned b) { unsigned r; asm(\"min.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
         "__device__ __forceinline__ unsigned kf_bh2_max(unsigned a, unsigned b) { unsigned r; asm(\"max.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
-        "__device__ __forceinline__ unsigned kf_bh2_abs(unsigned a) { unsigned r; asm(\"abs.bf16x2 %0, %1;\" : \"=r\"(r) : \"r\"(a)); return r; }\n",
+        "__device__ __forceinline__ unsigned kf_bh2_abs(unsigned a) { return a & 0x7FFF7FFFu; }\n",
     [KF_CU_H_BF16V_ARITH] =
         "/* bf16 pairs + - * (sm_90) */\n"
         "__device__ __forceinline__ unsigned kf_bh2_add(unsigned a, unsigned b) { unsigned r; asm(\"add.rn.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"

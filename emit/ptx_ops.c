@@ -562,7 +562,7 @@ static void packed_pair(ptx_cx *cx, kf_scalar s, int op, bool builtin, const cha
     if (builtin) {
         kf_builtin bi = (kf_builtin)op;
         if (bi == KF_BI_FMA) kf_ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c);
-        else if (bi == KF_BI_ABS) kf_ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
+        else if (bi == KF_BI_ABS) kf_ptx_ins(cx, "and.b32 %s, %s, 0x7FFF7FFF", d, a);   /* abs.(b)f16x2 makes NaNs canonical */
         else kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
     } else if (!emulate) {
         kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].floats, ty, d, a, b);

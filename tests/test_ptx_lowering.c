@@ -997,7 +997,7 @@ static void test_packed_half_pairs(void **st)
     assert_int_equal(count_of(p, "mul.rn.f16x2"), 4);
     free(p);
     static const struct { uint16_t bi; const char *ins; } maths[] = {
-        {KF_BI_FMA, "fma.rn.f16x2"}, {KF_BI_MIN, "min.f16x2"}, {KF_BI_MAX, "max.f16x2"}, {KF_BI_ABS, "abs.f16x2"},
+        {KF_BI_FMA, "fma.rn.f16x2"}, {KF_BI_MIN, "min.f16x2"}, {KF_BI_MAX, "max.f16x2"}, {KF_BI_ABS, "and.b32 %r2, %r3, 0x7FFF7FFF"},
     };
     for (size_t i = 0; i < sizeof maths / sizeof *maths; i++) {
         p = one_op(80, KF_IR_MATH, maths[i].bi, h2, h2);

@@ -135,20 +135,21 @@ __device__ __forceinline__ unsigned kf_h2_mul(unsigned a, unsigned b) { unsigned
 __device__ __forceinline__ unsigned kf_h2_fma(unsigned a, unsigned b, unsigned c) { unsigned r; asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 __device__ __forceinline__ unsigned kf_h2_min(unsigned a, unsigned b) { unsigned r; asm("min.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned kf_h2_max(unsigned a, unsigned b) { unsigned r; asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ unsigned kf_h2_abs(unsigned a) { unsigned r; asm("abs.f16x2 %0, %1;" : "=r"(r) : "r"(a)); return r; }
+/* abs clears the sign bits (abs.f16x2 would make a NaN canonical) */
+__device__ __forceinline__ unsigned kf_h2_abs(unsigned a) { return a & 0x7FFF7FFFu; }
 
 /* bf16 pairs: one packed bf16x2 instruction each, each lane rounded once */
 __device__ __forceinline__ unsigned kf_bh2_fma(unsigned a, unsigned b, unsigned c) { unsigned r; asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 __device__ __forceinline__ unsigned kf_bh2_min(unsigned a, unsigned b) { unsigned r; asm("min.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned kf_bh2_max(unsigned a, unsigned b) { unsigned r; asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ unsigned kf_bh2_abs(unsigned a) { unsigned r; asm("abs.bf16x2 %0, %1;" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_bh2_abs(unsigned a) { return a & 0x7FFF7FFFu; }
 
 /* bf16 pairs + - * (sm_80..89 have no add/sub/mul.bf16x2: fma.rn.bf16x2 with 1, -1, -0 is exact but for its one rounding) */
 __device__ __forceinline__ unsigned kf_bh2_add(unsigned a, unsigned b) { unsigned r; asm("{ .reg .b32 k; mov.b32 k, 0x3F803F80; fma.rn.bf16x2 %0, %1, k, %2; }" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned kf_bh2_sub(unsigned a, unsigned b) { unsigned r; asm("{ .reg .b32 k; mov.b32 k, 0xBF80BF80; fma.rn.bf16x2 %0, %2, k, %1; }" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned kf_bh2_mul(unsigned a, unsigned b) { unsigned r; asm("{ .reg .b32 k; mov.b32 k, 0x80008000; fma.rn.bf16x2 %0, %1, %2, k; }" : "=r"(r) : "r"(a), "r"(b)); return r; }
 
-/* kernel packed_f16 (packed.kf:26) */
+/* kernel packed_f16 (packed.kf:27) */
 extern "C" __global__ void __launch_bounds__(64)
 packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned n_)
 {
@@ -232,56 +233,47 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t175_ = b_8_ >> 16u;
         unsigned hi_7_ = t172_ ? 32767u : t175_;
         o_[t160_] = lo_7_ | (hi_7_ << 16u);
-        unsigned t181_ = k_ + 7u;
-        kf_f16x2 h_8_ = kf_pairs(kf_h2_abs, a_);
+        o_[k_ + 7u] = kf_bitcast<unsigned>(kf_pairs(kf_h2_abs, a_));
+        unsigned t185_ = k_ + 8u;
+        kf_f16x2 t186_;
+        t186_.v[0] = kf_f16_neg(z_.v[0]);
+        t186_.v[1] = kf_f16_neg(z_.v[1]);
+        kf_f16x2 h_8_ = kf_pairs(kf_h2_min, z_, t186_);
         unsigned b_9_ = kf_bitcast<unsigned>(h_8_);
-        bool t186_ = kf_f16_to_f32(h_8_.v[0]) != kf_f16_to_f32(h_8_.v[0]);
-        unsigned t189_ = b_9_ & 65535u;
-        unsigned lo_8_ = t186_ ? 32767u : t189_;
-        bool t193_ = kf_f16_to_f32(h_8_.v[1]) != kf_f16_to_f32(h_8_.v[1]);
-        unsigned t196_ = b_9_ >> 16u;
-        unsigned hi_8_ = t193_ ? 32767u : t196_;
-        o_[t181_] = lo_8_ | (hi_8_ << 16u);
-        unsigned t202_ = k_ + 8u;
-        kf_f16x2 t203_;
-        t203_.v[0] = kf_f16_neg(z_.v[0]);
-        t203_.v[1] = kf_f16_neg(z_.v[1]);
-        kf_f16x2 h_9_ = kf_pairs(kf_h2_min, z_, t203_);
+        bool t191_ = kf_f16_to_f32(h_8_.v[0]) != kf_f16_to_f32(h_8_.v[0]);
+        unsigned t194_ = b_9_ & 65535u;
+        unsigned lo_8_ = t191_ ? 32767u : t194_;
+        bool t198_ = kf_f16_to_f32(h_8_.v[1]) != kf_f16_to_f32(h_8_.v[1]);
+        unsigned t201_ = b_9_ >> 16u;
+        unsigned hi_8_ = t198_ ? 32767u : t201_;
+        o_[t185_] = lo_8_ | (hi_8_ << 16u);
+        unsigned t207_ = k_ + 9u;
+        kf_f16x2 t208_;
+        t208_.v[0] = kf_f16_neg(z_.v[0]);
+        t208_.v[1] = kf_f16_neg(z_.v[1]);
+        kf_f16x2 h_9_ = kf_pairs(kf_h2_max, t208_, z_);
         unsigned b_10_ = kf_bitcast<unsigned>(h_9_);
-        bool t208_ = kf_f16_to_f32(h_9_.v[0]) != kf_f16_to_f32(h_9_.v[0]);
-        unsigned t211_ = b_10_ & 65535u;
-        unsigned lo_9_ = t208_ ? 32767u : t211_;
-        bool t215_ = kf_f16_to_f32(h_9_.v[1]) != kf_f16_to_f32(h_9_.v[1]);
-        unsigned t218_ = b_10_ >> 16u;
-        unsigned hi_9_ = t215_ ? 32767u : t218_;
-        o_[t202_] = lo_9_ | (hi_9_ << 16u);
-        unsigned t224_ = k_ + 9u;
-        kf_f16x2 t225_;
-        t225_.v[0] = kf_f16_neg(z_.v[0]);
-        t225_.v[1] = kf_f16_neg(z_.v[1]);
-        kf_f16x2 h_10_ = kf_pairs(kf_h2_max, t225_, z_);
+        bool t213_ = kf_f16_to_f32(h_9_.v[0]) != kf_f16_to_f32(h_9_.v[0]);
+        unsigned t216_ = b_10_ & 65535u;
+        unsigned lo_9_ = t213_ ? 32767u : t216_;
+        bool t220_ = kf_f16_to_f32(h_9_.v[1]) != kf_f16_to_f32(h_9_.v[1]);
+        unsigned t223_ = b_10_ >> 16u;
+        unsigned hi_9_ = t220_ ? 32767u : t223_;
+        o_[t207_] = lo_9_ | (hi_9_ << 16u);
+        unsigned t229_ = k_ + 10u;
+        kf_f16x2 h_10_ = kf_pairs(kf_h2_min, kf_pairs(kf_h2_max, c_, kf_pairs(kf_h2_min, a_, b_)), kf_pairs(kf_h2_max, a_, b_));
         unsigned b_11_ = kf_bitcast<unsigned>(h_10_);
-        bool t230_ = kf_f16_to_f32(h_10_.v[0]) != kf_f16_to_f32(h_10_.v[0]);
-        unsigned t233_ = b_11_ & 65535u;
-        unsigned lo_10_ = t230_ ? 32767u : t233_;
-        bool t237_ = kf_f16_to_f32(h_10_.v[1]) != kf_f16_to_f32(h_10_.v[1]);
-        unsigned t240_ = b_11_ >> 16u;
-        unsigned hi_10_ = t237_ ? 32767u : t240_;
-        o_[t224_] = lo_10_ | (hi_10_ << 16u);
-        unsigned t246_ = k_ + 10u;
-        kf_f16x2 h_11_ = kf_pairs(kf_h2_min, kf_pairs(kf_h2_max, c_, kf_pairs(kf_h2_min, a_, b_)), kf_pairs(kf_h2_max, a_, b_));
-        unsigned b_12_ = kf_bitcast<unsigned>(h_11_);
-        bool t254_ = kf_f16_to_f32(h_11_.v[0]) != kf_f16_to_f32(h_11_.v[0]);
-        unsigned t257_ = b_12_ & 65535u;
-        unsigned lo_11_ = t254_ ? 32767u : t257_;
-        bool t261_ = kf_f16_to_f32(h_11_.v[1]) != kf_f16_to_f32(h_11_.v[1]);
-        unsigned t264_ = b_12_ >> 16u;
-        unsigned hi_11_ = t261_ ? 32767u : t264_;
-        o_[t246_] = lo_11_ | (hi_11_ << 16u);
+        bool t237_ = kf_f16_to_f32(h_10_.v[0]) != kf_f16_to_f32(h_10_.v[0]);
+        unsigned t240_ = b_11_ & 65535u;
+        unsigned lo_10_ = t237_ ? 32767u : t240_;
+        bool t244_ = kf_f16_to_f32(h_10_.v[1]) != kf_f16_to_f32(h_10_.v[1]);
+        unsigned t247_ = b_11_ >> 16u;
+        unsigned hi_10_ = t244_ ? 32767u : t247_;
+        o_[t229_] = lo_10_ | (hi_10_ << 16u);
     }
 }
 
-/* kernel packed_bf16 (packed.kf:49) */
+/* kernel packed_bf16 (packed.kf:50) */
 extern "C" __global__ void __launch_bounds__(64)
 packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned n_)
 {
@@ -365,56 +357,47 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t175_ = b_8_ >> 16u;
         unsigned hi_7_ = t172_ ? 32767u : t175_;
         o_[t160_] = lo_7_ | (hi_7_ << 16u);
-        unsigned t181_ = k_ + 7u;
-        kf_bf16x2 h_8_ = kf_pairs(kf_bh2_abs, a_);
+        o_[k_ + 7u] = kf_bitcast<unsigned>(kf_pairs(kf_bh2_abs, a_));
+        unsigned t185_ = k_ + 8u;
+        kf_bf16x2 t186_;
+        t186_.v[0] = kf_bf16_neg(z_.v[0]);
+        t186_.v[1] = kf_bf16_neg(z_.v[1]);
+        kf_bf16x2 h_8_ = kf_pairs(kf_bh2_min, z_, t186_);
         unsigned b_9_ = kf_bitcast<unsigned>(h_8_);
-        bool t186_ = kf_bf16_to_f32(h_8_.v[0]) != kf_bf16_to_f32(h_8_.v[0]);
-        unsigned t189_ = b_9_ & 65535u;
-        unsigned lo_8_ = t186_ ? 32767u : t189_;
-        bool t193_ = kf_bf16_to_f32(h_8_.v[1]) != kf_bf16_to_f32(h_8_.v[1]);
-        unsigned t196_ = b_9_ >> 16u;
-        unsigned hi_8_ = t193_ ? 32767u : t196_;
-        o_[t181_] = lo_8_ | (hi_8_ << 16u);
-        unsigned t202_ = k_ + 8u;
-        kf_bf16x2 t203_;
-        t203_.v[0] = kf_bf16_neg(z_.v[0]);
-        t203_.v[1] = kf_bf16_neg(z_.v[1]);
-        kf_bf16x2 h_9_ = kf_pairs(kf_bh2_min, z_, t203_);
+        bool t191_ = kf_bf16_to_f32(h_8_.v[0]) != kf_bf16_to_f32(h_8_.v[0]);
+        unsigned t194_ = b_9_ & 65535u;
+        unsigned lo_8_ = t191_ ? 32767u : t194_;
+        bool t198_ = kf_bf16_to_f32(h_8_.v[1]) != kf_bf16_to_f32(h_8_.v[1]);
+        unsigned t201_ = b_9_ >> 16u;
+        unsigned hi_8_ = t198_ ? 32767u : t201_;
+        o_[t185_] = lo_8_ | (hi_8_ << 16u);
+        unsigned t207_ = k_ + 9u;
+        kf_bf16x2 t208_;
+        t208_.v[0] = kf_bf16_neg(z_.v[0]);
+        t208_.v[1] = kf_bf16_neg(z_.v[1]);
+        kf_bf16x2 h_9_ = kf_pairs(kf_bh2_max, t208_, z_);
         unsigned b_10_ = kf_bitcast<unsigned>(h_9_);
-        bool t208_ = kf_bf16_to_f32(h_9_.v[0]) != kf_bf16_to_f32(h_9_.v[0]);
-        unsigned t211_ = b_10_ & 65535u;
-        unsigned lo_9_ = t208_ ? 32767u : t211_;
-        bool t215_ = kf_bf16_to_f32(h_9_.v[1]) != kf_bf16_to_f32(h_9_.v[1]);
-        unsigned t218_ = b_10_ >> 16u;
-        unsigned hi_9_ = t215_ ? 32767u : t218_;
-        o_[t202_] = lo_9_ | (hi_9_ << 16u);
-        unsigned t224_ = k_ + 9u;
-        kf_bf16x2 t225_;
-        t225_.v[0] = kf_bf16_neg(z_.v[0]);
-        t225_.v[1] = kf_bf16_neg(z_.v[1]);
-        kf_bf16x2 h_10_ = kf_pairs(kf_bh2_max, t225_, z_);
+        bool t213_ = kf_bf16_to_f32(h_9_.v[0]) != kf_bf16_to_f32(h_9_.v[0]);
+        unsigned t216_ = b_10_ & 65535u;
+        unsigned lo_9_ = t213_ ? 32767u : t216_;
+        bool t220_ = kf_bf16_to_f32(h_9_.v[1]) != kf_bf16_to_f32(h_9_.v[1]);
+        unsigned t223_ = b_10_ >> 16u;
+        unsigned hi_9_ = t220_ ? 32767u : t223_;
+        o_[t207_] = lo_9_ | (hi_9_ << 16u);
+        unsigned t229_ = k_ + 10u;
+        kf_bf16x2 h_10_ = kf_pairs(kf_bh2_min, kf_pairs(kf_bh2_max, c_, kf_pairs(kf_bh2_min, a_, b_)), kf_pairs(kf_bh2_max, a_, b_));
         unsigned b_11_ = kf_bitcast<unsigned>(h_10_);
-        bool t230_ = kf_bf16_to_f32(h_10_.v[0]) != kf_bf16_to_f32(h_10_.v[0]);
-        unsigned t233_ = b_11_ & 65535u;
-        unsigned lo_10_ = t230_ ? 32767u : t233_;
-        bool t237_ = kf_bf16_to_f32(h_10_.v[1]) != kf_bf16_to_f32(h_10_.v[1]);
-        unsigned t240_ = b_11_ >> 16u;
-        unsigned hi_10_ = t237_ ? 32767u : t240_;
-        o_[t224_] = lo_10_ | (hi_10_ << 16u);
-        unsigned t246_ = k_ + 10u;
-        kf_bf16x2 h_11_ = kf_pairs(kf_bh2_min, kf_pairs(kf_bh2_max, c_, kf_pairs(kf_bh2_min, a_, b_)), kf_pairs(kf_bh2_max, a_, b_));
-        unsigned b_12_ = kf_bitcast<unsigned>(h_11_);
-        bool t254_ = kf_bf16_to_f32(h_11_.v[0]) != kf_bf16_to_f32(h_11_.v[0]);
-        unsigned t257_ = b_12_ & 65535u;
-        unsigned lo_11_ = t254_ ? 32767u : t257_;
-        bool t261_ = kf_bf16_to_f32(h_11_.v[1]) != kf_bf16_to_f32(h_11_.v[1]);
-        unsigned t264_ = b_12_ >> 16u;
-        unsigned hi_11_ = t261_ ? 32767u : t264_;
-        o_[t246_] = lo_11_ | (hi_11_ << 16u);
+        bool t237_ = kf_bf16_to_f32(h_10_.v[0]) != kf_bf16_to_f32(h_10_.v[0]);
+        unsigned t240_ = b_11_ & 65535u;
+        unsigned lo_10_ = t237_ ? 32767u : t240_;
+        bool t244_ = kf_bf16_to_f32(h_10_.v[1]) != kf_bf16_to_f32(h_10_.v[1]);
+        unsigned t247_ = b_11_ >> 16u;
+        unsigned hi_10_ = t244_ ? 32767u : t247_;
+        o_[t229_] = lo_10_ | (hi_10_ << 16u);
     }
 }
 
-/* kernel packed_x8 (packed.kf:74) */
+/* kernel packed_x8 (packed.kf:75) */
 extern "C" __global__ void __launch_bounds__(64)
 packed_x8(const kf_f16x8* __restrict__ h_, const kf_bf16x8* __restrict__ g_, kf_f16x8* __restrict__ oh_, kf_bf16x8* __restrict__ og_, unsigned n_)
 {
@@ -437,7 +420,7 @@ packed_x8(const kf_f16x8* __restrict__ h_, const kf_bf16x8* __restrict__ g_, kf_
     }
 }
 
-/* kernel fma_ties (packed.kf:94) */
+/* kernel fma_ties (packed.kf:95) */
 extern "C" __global__ void __launch_bounds__(1)
 fma_ties(unsigned a_, unsigned b_, unsigned c_, unsigned* __restrict__ o_)
 {

@@ -125,6 +125,7 @@ static void packed_lane(bool bf, uint16_t ha, uint16_t hb, uint16_t hc, uint16_t
         ref_min(ref_max(c, lo), hi),
     };
     for (int k = 0; k < 11; k++) out[k] = half_bits(bf, v[k]);
+    out[7] = ha & 0x7fff;   /* abs: the sign bit cleared, a NaN's payload kept (stored uncanonicalised) */
 }
 
 static void ref_packed(ref_ctx *r, bool bf)
