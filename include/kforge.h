@@ -595,7 +595,13 @@ typedef struct {
  * element types, mutability, view alignment, aliasing) and the launch
  * against the device's limits, then runs it. launch may be NULL (the
  * schedule; count 0). ms may be NULL unless mode is TIMED. Every error
- * names the parameter or the limit, and then nothing was launched. */
+ * names the parameter or the limit, and then nothing was launched.
+ * Buffer lengths are not checked against what the kernel indexes: a
+ * parameter carries no length, so no call can know it. The cpu backend
+ * reports an out-of-bounds access (KF_ERR_RUNTIME, with its file:line:col
+ * and the thread); the GPU paths do not check. Run a new kernel on the
+ * cpu backend first; golden cases state their sizes (`size` lines), which
+ * `kforge test` checks before launching on every backend. */
 KF_API kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
                              kf_dispatch_mode mode, float *ms, kf_error *err);
 

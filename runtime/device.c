@@ -320,7 +320,12 @@ kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_ker
 
 kf_status kf_pipeline_create_module(kf_device *dev, const kf_module *m, kf_pipeline **out, kf_error *err)
 {
-    if (!m || !m->nkernels) return kf_error_set(err, KF_ERR_USAGE, "no kernel in the module given to kf_pipeline_create_module");
+    KF_NEED(m, err, "the module");
+    if (m->diags.nerrors)
+        return kf_error_set(err, KF_ERR_USAGE, "kf_pipeline_create_module: the module has %u error%s "
+                            "(kf_module_diagnostics): compile it without errors first", m->diags.nerrors,
+                            m->diags.nerrors == 1 ? "" : "s");
+    if (!m->nkernels) return kf_error_set(err, KF_ERR_USAGE, "no kernel in the module given to kf_pipeline_create_module");
     uint32_t n = m->nkernels;
     memset(out, 0, n * sizeof *out);
     kf_status st = kf_rt_rec_refuse(dev, "kf_pipeline_create_module", err);
@@ -450,14 +455,22 @@ static kf_status check_pair(const kf_pipeline *p, uint32_t i, const kf_buffer *b
     if (mi == mj || !bi || !bj) return KF_OK;
     uint32_t r = mi ? j : i, w = mi ? i : j;
     const kf_buffer *br = mi ? bj : bi, *bw = mi ? bi : bj;
-    if (br->root != bw->root || !br->bytes || !bw->bytes) return KF_OK;
-    if (br->offset < bw->offset + bw->bytes && bw->offset < br->offset + br->bytes)
+    if (!br->bytes || !bw->bytes) return KF_OK;
+    if (br->root == bw->root && br->offset < bw->offset + bw->bytes && bw->offset < br->offset + br->bytes)
         return kf_error_set(err, KF_ERR_USAGE,
                             "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' overlap "
                             "(bytes [%zu, %zu) and [%zu, %zu) of one buffer): the kernel assumes they do not alias; "
                             "pass separate buffers",
                             r, p->params[r].name, w, p->params[w].name, p->name, br->offset,
                             br->offset + br->bytes, bw->offset, bw->offset + bw->bytes);
+    /* two buffers over the same memory (kf_buffer_wrap of overlapping ranges) */
+    if (br->root != bw->root && br->addr < bw->addr + bw->bytes && bw->addr < br->addr + br->bytes)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' are different buffers over "
+                            "overlapping memory (wrapped: %zu bytes at 0x%llx and %zu at 0x%llx): the kernel assumes "
+                            "they do not alias; pass separate memory",
+                            r, p->params[r].name, w, p->params[w].name, p->name, br->bytes,
+                            (unsigned long long)br->addr, bw->bytes, (unsigned long long)bw->addr);
     return KF_OK;
 }
 

@@ -420,6 +420,17 @@ static void test_cpu_dispatch_with_wrapped_memory(void **state)
     assert_non_null(strstr(err.msg, "'n'"));
     assert_true(hy[1] == 3.0f);
 
+    /* Two wraps over overlapping memory alias like two views of one buffer. */
+    kf_buffer *wx, *wy;
+    assert_int_equal(kf_buffer_wrap(dev, kf_type_scalar(KF_S_F32), 8, hy + 1, &wx, &err), KF_OK);
+    assert_int_equal(kf_buffer_wrap(dev, kf_type_scalar(KF_S_F32), 8, hy, &wy, &err), KF_OK);
+    kf_arg alias[] = {kf_arg_value(kf_value_f32(1.0f)), kf_arg_buffer(wx), kf_arg_buffer(wy), kf_arg_value(kf_value_u32(8))};
+    assert_int_equal(kf_dispatch(p, alias, 4, NULL, KF_DISPATCH_SYNC, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "different buffers over overlapping memory"));
+    assert_true(hy[1] == 3.0f);
+    kf_buffer_destroy(wx);
+    kf_buffer_destroy(wy);
+
     kf_buffer *bad;
     assert_int_equal(kf_buffer_wrap(dev, kf_type_scalar(KF_S_F32), 4, (char *)hy + 2, &bad, &err), KF_ERR_USAGE);
     assert_non_null(strstr(err.msg, "aligned"));
