@@ -98,9 +98,10 @@ static void name_buffers(kf_ictx *c)
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         if (in->op == KF_IR_PARAM && in->imm < k->nparams && k->params[in->imm].type.kind == KF_TK_BUFFER)
-            c->bufname[in->dst] = k->params[in->imm].name;
+            c->bufname[in->dst] = k->params[in->imm].name,
+            c->bufshift[in->dst] = (uint8_t)__builtin_ctz(kf_type_elem_bytes(k->params[in->imm].type));
         else if ((in->op == KF_IR_VIEW || in->op == KF_IR_MOV) && !c->bufname[in->dst])
-            c->bufname[in->dst] = c->bufname[in->a[0]];
+            c->bufname[in->dst] = c->bufname[in->a[0]], c->bufshift[in->dst] = c->bufshift[in->a[0]];
     }
 }
 
@@ -208,7 +209,8 @@ static kf_status alloc_ctx(kf_ictx *c)
     c->params = calloc((size_t)k->nparams + 1, sizeof *c->params);
     c->arrays = calloc((size_t)k->narrays + 1, sizeof *c->arrays);
     c->bufname = calloc((size_t)k->nvals + 1, sizeof *c->bufname);
-    if (!c->code || !c->consts || !c->params || !c->arrays || !c->bufname)
+    c->bufshift = calloc((size_t)k->nvals + 1, 1);
+    if (!c->code || !c->consts || !c->params || !c->arrays || !c->bufname || !c->bufshift)
         return kf_error_set(c->err, KF_ERR_NOMEM, "kernel %s: out of memory for the interpreter", k->name);
     kf_status st = layout_arrays(c);
     if (!st) st = check_block_bytes(c);
@@ -238,7 +240,7 @@ static kf_status alloc_ctx(kf_ictx *c)
 static void free_ctx(kf_ictx *c)
 {
     for (uint32_t i = 0; c->th && i < c->nthreads; i++) KF_VEC_FREE(&c->th[i].copies);
-    free(c->code), free(c->consts), free(c->params), free(c->arrays), free(c->bufname);
+    free(c->code), free(c->consts), free(c->params), free(c->arrays), free(c->bufname), free(c->bufshift);
     free(c->th), free(c->regs), free(c->local), free(c->written), free(c->shared);
     free(c->shmeta), free(c->warpops);
 }
@@ -425,7 +427,7 @@ kf_status kf_interp_over_budget(kf_ictx *c, const kf_ithread *t, uint32_t ins)
     return kf_interp_fault(c, t, ins,
                            "the launch did more work than the interpreter allows (%llu steps: instructions, plus %u per "
                            "block and thread started); an endless loop, or a grid too large to interpret? "
-                           "KFORGE_INTERP_MAX_STEPS=N raises the limit",
+                           "(KFORGE_INTERP_MAX_STEPS=N raises the limit), stopped",
                            (unsigned long long)c->budget, KF_INTERP_START_COST);
 }
 

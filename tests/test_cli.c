@@ -442,7 +442,8 @@ static void test_run_fault_names_its_location_once_with_caret(void **state)
 {
     result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=zeros(4)", "n=100", NULL);
     assert_int_equal(r.status, 3);
-    const char *want = SRC "/kernels/saxpy.kf:18:27: error: kernel saxpy: out-of-bounds load of x[1] (length 1) in block (0,0,0) thread (1,0,0)\n";
+    const char *want = SRC "/kernels/saxpy.kf:18:27: error: kernel saxpy: out-of-bounds load of x[1] through a view of "
+                           "16-byte elements (length 1; x holds 4 elements of 4 bytes) in block (0,0,0) thread (1,0,0)\n";
     assert_true(strncmp(r.err, want, strlen(want)) == 0);
     assert_int_equal(count_of(r.err, "saxpy.kf:18:27"), 1);
     assert_caret_under(r.err, "        y4[i] = fma(av, x4[i], y4[i]);", 27);

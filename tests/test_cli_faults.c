@@ -436,7 +436,7 @@ static void test_run_near_empty_kernel_over_a_huge_grid_stops_at_the_work_limit(
     assert_int_equal(r.status, 3);
     assert_true(has(r.err, "error: kernel tiny: the launch did more work than the interpreter allows (1000000 steps: "
                            "instructions, plus 8 per block and thread started); an endless loop, or a grid too large to "
-                           "interpret? KFORGE_INTERP_MAX_STEPS=N raises the limit in block ("));
+                           "interpret? (KFORGE_INTERP_MAX_STEPS=N raises the limit), stopped in block ("));
     assert_true(has(r.err, "tiny.kf:2:8: error: "));   /* at the kernel: no instruction was past the limit */
     done(&r);
 }

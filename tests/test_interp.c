@@ -961,7 +961,8 @@ static void out_of_bounds_through_a_view_uses_the_view_length(void **state)
     kf_interp_arg args[] = {tb_buf_arg(mem, sizeof mem)};
     kf_error err = {0};
     assert_int_equal(tb_run(&b, 1, 3, args, &err, NULL), KF_ERR_RUNTIME);
-    assert_string_equal(err.msg, "kernel vw: t.kf:9:2: out-of-bounds load of x[2] (length 2) in block (0,0,0) thread (2,0,0)");
+    assert_string_equal(err.msg, "kernel vw: t.kf:9:2: out-of-bounds load of x[2] through a view of 16-byte elements (length 2; x holds 10 "
+                        "elements of 4 bytes) in block (0,0,0) thread (2,0,0)");
 }
 
 static void out_of_bounds_atomic(void **state)
@@ -1142,7 +1143,7 @@ static void endless_loop_hits_the_instruction_limit(void **state)
     assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 10000, NULL, &err), KF_ERR_RUNTIME);
     assert_string_equal(err.msg, "kernel spin: t.kf:3:5: the launch did more work than the interpreter allows (10000 "
                                  "steps: instructions, plus 8 per block and thread started); an endless loop, or a grid "
-                                 "too large to interpret? KFORGE_INTERP_MAX_STEPS=N raises the limit in block (0,0,0) "
+                                 "too large to interpret? (KFORGE_INTERP_MAX_STEPS=N raises the limit), stopped in block (0,0,0) "
                                  "thread (0,0,0)");
 }
 
@@ -1160,7 +1161,7 @@ static void near_empty_kernel_over_a_huge_grid_hits_the_limit(void **state)
     kf_error err = {0};
     assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 1600, &st, &err), KF_ERR_RUNTIME);
     assert_non_null(strstr(err.msg, "the launch did more work than the interpreter allows (1600 steps"));
-    assert_non_null(strstr(err.msg, "KFORGE_INTERP_MAX_STEPS=N raises the limit in block (100,0,0)"));
+    assert_non_null(strstr(err.msg, "(KFORGE_INTERP_MAX_STEPS=N raises the limit), stopped in block (100,0,0)"));
     assert_int_equal(st.threads, 100);   /* 100 blocks of 1 thread, 16 steps each, fit; the 101st does not */
     l.grid[1] = 1;
     l.grid[0] = 100;

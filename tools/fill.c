@@ -93,9 +93,14 @@ bool kf_fill_parse(const char *text, kf_fill_spec *out, bool *is_gen, kf_error *
         bool ok = read_u64(&p, &args[0]);
         if (ok && gens[g].nargs == 2) ok = *p++ == ',' && read_u64(&p, &args[1]);
         ok = ok && *p == ')' && p[1] == 0;
-        if (!ok || args[0] == 0) {
-            kf_error_set(err, KF_ERR_USAGE, "bad generator '%s': expected %s (numbers " KF_NUMBER_SYNTAX ")", text,
-                         gens[g].nargs == 2 ? "rand(N,SEED) with N > 0" : gens[g].kind == KF_FILL_IOTA ? "iota(N) with N > 0" : "zeros(N) with N > 0");
+        const char *form = gens[g].nargs == 2 ? "rand(N,SEED)" : gens[g].kind == KF_FILL_IOTA ? "iota(N)" : "zeros(N)";
+        if (ok && args[0] == 0) {   /* well formed, but empty */
+            kf_error_set(err, KF_ERR_USAGE, "bad generator '%s': a buffer of 0 elements; %s needs N > 0", text, form);
+            return false;
+        }
+        if (!ok) {
+            kf_error_set(err, KF_ERR_USAGE, "bad generator '%s': expected %s with N > 0 (numbers " KF_NUMBER_SYNTAX ")",
+                         text, form);
             return false;
         }
         out->kind = gens[g].kind;

@@ -273,7 +273,7 @@ def _host_array(p, x):
     if not x.flags.c_contiguous:
         if p.mutable:
             raise UsageError(f"parameter '{p.name}' is {p.type}: the array is not C-contiguous, so the result "
-                             "could not be written back in place; pass np.ascontiguousarray(x) and read that")
+                             f"could not be written back in place; pass np.ascontiguousarray({p.name}) and read that")
         x = np.ascontiguousarray(x)
     if x.size % p.lanes:
         raise UsageError(f"parameter '{p.name}' is {p.type}: the array's {x.size} elements are not a multiple "
@@ -380,8 +380,8 @@ class Kernel:
             kargs, first, stream = self._bind(args, dev, backend, bind, err)
             if backend != "cpu":
                 dev.use_stream(stream)
-            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
-                raise UsageError(f"kernel '{self.name}': count must be a non-negative int, not {count!r}")
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 2 ** 64):
+                raise UsageError(f"kernel '{self.name}': count must be a non-negative int below 2**64, not {count!r}")
             if count is not None and (self.schedule["grid_dims"] or launch.grid[0]):
                 raise UsageError(f"kernel '{self.name}': count={count} has no effect, the grid comes from "
                                  f"{'grid=' if launch.grid[0] else 'its @schedule'} (leave count out)")
@@ -429,6 +429,8 @@ def _launch(grid, block, shared):
     l = _lib.Launch()
     l.grid[:] = _dims(grid, "grid")
     l.block[:] = _dims(block, "block")
+    if shared is not None and (isinstance(shared, bool) or not isinstance(shared, int) or not 0 <= shared < 2 ** 32):
+        raise UsageError(f"shared must be a number of bytes, an int in [0, 2**32), not {shared!r}")
     l.dyn_shared = shared or 0
     return l
 
@@ -474,6 +476,8 @@ class Module:
             raise UsageError(f"unknown target '{target}': expected ptx, cuda, ir or cubin")
         if not self._ptr:
             raise UsageError(f"the module {self.file} was freed; compile it again")
+        if kernel and kernel not in self.kernels:
+            raise UsageError(f"no kernel '{kernel}' in {self.file}: it has {', '.join(self.kernels) or 'none'}")
         k = self.kernels[kernel]._ptr if kernel else None
         out, n, err = c_void_p(), c_size_t(), _lib.Error()
         o = _lib.EmitOptions(_lib.TARGETS[target], arch, lineinfo, pdl_trigger)
@@ -523,6 +527,8 @@ def compile(source, defines=None, opt=1, name=None):
         raise TypeError(f"compile() takes .kf source text (str or bytes) or a path, not {type(source).__name__}")
     is_path = isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                                  and os.path.isfile(source))
+    if isinstance(source, (str, os.PathLike)) and "\n" not in str(source) and os.path.isdir(source):
+        raise IsADirectoryError(f"'{source}' is a directory: compile() takes a .kf file or source text")
     if isinstance(source, str) and not is_path and "\n" not in source and source.strip().endswith(".kf"):
         raise FileNotFoundError(f"no .kf file '{source}' (source text is compiled as is; this looks like a path)")
     if is_path:

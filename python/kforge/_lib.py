@@ -166,7 +166,7 @@ def load():
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
-            tried.append(f"{path}: {e}")
+            tried.append(str(e) if path in str(e) else f"{path}: {e}")   # (dlopen's message may name it)
             continue
         for name, (res, args) in FUNCTIONS.items():
             fn = getattr(lib, name)

@@ -159,6 +159,12 @@ def test_keywords_and_values_out_of_range_raise(m):
         m.axpy(2.0, x, y, 8, count=-5)
     with pytest.raises(kforge.UsageError, match="count=5 has no effect, the grid comes from its @schedule"):
         m.axpy(2.0, x, y, 8, count=5)
+    with pytest.raises(kforge.UsageError, match="shared must be a number of bytes"):
+        m.axpy(2.0, x, y, 8, shared=-1)
+    with pytest.raises(kforge.UsageError, match="no kernel 'nope'"):
+        m.emit("ptx", kernel="nope")
+    with pytest.raises(IsADirectoryError):
+        kforge.compile(os.path.dirname(__file__))
     with pytest.raises(kforge.UsageError, match="opt must be 0 or 1"):
         kforge.compile(KERNELS, opt=7)
     m.axpy(3.4e38, x, y, 8)   # the largest f32 region still fits
