@@ -117,6 +117,8 @@ typedef struct {
     uint16_t rwarp;      /* warp of the first reader in repoch */
     uint16_t other;      /* a reader in another warp in repoch, or KF_SH_NONE */
     uint16_t pend;       /* 1 + linear id of the thread whose cp_async into it is pending, or 0 */
+    bool landed;         /* the last write was a cp_async landing: another thread's read needs a
+                            barrier after it, a warp builtin does not order it (LANGUAGE.md 8) */
 } kf_ishmeta;
 
 /* One cp_async a thread has issued and not yet completed. */

@@ -688,7 +688,8 @@ static void shared_unit(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t i
     kf_ishmeta *m = &c->shmeta[elem];
     uint32_t me = t->lin, ops = c->warpops[me / 32];
     if (!store && m->wepoch < c->epoch0) unwritten_read(c, t, d, elem);
-    else if (m->wepoch == c->epoch && unordered(m->writer, m->wops, me, ops))
+    else if (m->wepoch == c->epoch &&
+             (m->landed ? m->writer != me : unordered(m->writer, m->wops, me, ops)))
         shared_race(c, t, d, idx, elem, true, m->writer, store);
     if (!store) {
         note_read(c, m, me, ops);
@@ -696,7 +697,7 @@ static void shared_unit(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t i
     }
     uint32_t r = racing_reader(c, m, me, ops);
     if (r != KF_SH_NONE) shared_race(c, t, d, idx, elem, false, r, true);
-    m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
+    m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me, m->landed = false;
 }
 
 kf_status kf_interp_shared_units(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t unit,

@@ -236,6 +236,7 @@ static void land(kf_ictx *c, kf_ithread *t, const kf_icopy *cp)
     for (uint32_t u = 0; u < units; u++) {
         kf_ishmeta *m = &c->shmeta[cp->unit + u];
         m->pend = 0, m->wepoch = c->epoch, m->wops = ops, m->wins = cp->ins, m->writer = (uint16_t)t->lin;
+        m->landed = true;
     }
 }
 
