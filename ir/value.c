@@ -12,17 +12,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a message about the value is about: "parameter 'x'", or "the
+ * value" when the caller names no parameter. */
+static void subject(const char *param, char *buf, size_t n)
+{
+    if (param) snprintf(buf, n, "parameter '%s'", param);
+    else snprintf(buf, n, "the value");
+}
+
 static kf_status parse_scalar(const char *text, kf_scalar s, const char *param, uint64_t *bits, kf_error *err)
 {
     kf_literal lit;
     kf_cv v;
     const char *why = NULL;
-    const char *p = param ? param : "?";
+    char p[96];
+    subject(param, p, sizeof p);
     if (!kf_literal_parse(text, &lit))
-        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false%s", p, text,
+        return kf_error_set(err, KF_ERR_USAGE, "%s: '%s' is not a number, true or false%s", p, text,
                             kf_literal_hint(text));
     if (!kf_literal_to(&lit, s, &v, &why))
-        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %s %s%s%s", p, text, why,
+        return kf_error_set(err, KF_ERR_USAGE, "%s: %s %s%s%s", p, text, why,
                             strcmp(why, "does not fit") == 0 ? " " : "",
                             strcmp(why, "does not fit") == 0 ? kf_scalar_names[s] : "");
     *bits = kf_cv_to_bits(s, v);
@@ -43,13 +52,14 @@ bool kf_value_parse_u64(const char *text, size_t len, uint64_t *out)
 
 kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_value *out, kf_error *err)
 {
-    const char *p = param ? param : "?";
+    char p[96];
+    subject(param, p, sizeof p);
     memset(out, 0, sizeof *out);
     out->type = t;
-    if (!text) return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': no value given", p);
+    if (!text) return kf_error_set(err, KF_ERR_USAGE, "%s: no value given", p);
     if (t.kind == KF_TK_SCALAR) return parse_scalar(text, (kf_scalar)t.scalar, param, &out->lane[0], err);
     if (t.kind != KF_TK_VECTOR)
-        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is a %s, not a scalar: give it a buffer", p,
+        return kf_error_set(err, KF_ERR_USAGE, "%s is a %s, not a scalar: give it a buffer", p,
                             t.kind == KF_TK_BUFFER ? "buffer" : "non-scalar");
     /* a vector: one value (splat) or one per lane, separated by commas */
     char lanes[16][64];
@@ -59,14 +69,14 @@ kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_valu
         const char *c = strchr(q, ',');
         size_t len = c ? (size_t)(c - q) : strlen(q);
         if (n == 16 || len >= sizeof lanes[0])
-            return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': too many or too long lane values in '%s'", p, text);
+            return kf_error_set(err, KF_ERR_USAGE, "%s: too many or too long lane values in '%s'", p, text);
         memcpy(lanes[n], q, len);
         lanes[n++][len] = 0;
         if (!c) break;
         q = c + 1;
     }
     if (n != 1 && n != t.lanes)
-        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is %s: give 1 value or %u comma-separated values, found %u",
+        return kf_error_set(err, KF_ERR_USAGE, "%s is %s: give 1 value or %u comma-separated values, found %u",
                             p, kf_type_str(t, (char[48]){0}, 48), t.lanes, n);
     for (unsigned i = 0; i < t.lanes; i++) {
         kf_status st = parse_scalar(lanes[n == 1 ? 0 : i], (kf_scalar)t.scalar, param, &out->lane[i], err);

@@ -131,6 +131,11 @@ static void test_unknown_kernel_and_parameter_say_did_you_mean(void **state)
     assert_int_equal(r.status, 2);
     assert_true(has(r.err, "has no parameter 'zzzzz'; its parameters are (a: f32, x: &[f32], y: &mut [f32], n: u32)"));
     done(&r);
+    /* a one-letter name one edit from another is a different name, not a typo of it */
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=2", "x=iota(4)", "y=zeros(4)", "n=4", "m=3", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(has(r.err, "has no parameter 'm'; its parameters are"));
+    done(&r);
 }
 
 /* ---- kforge test -k / -j / skipped ------------------------------------------------------- */

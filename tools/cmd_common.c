@@ -811,7 +811,9 @@ const char *kf_cli_suggest(const char *name, const char *const *cands, size_t n)
     const char *pick = NULL;
     for (size_t i = 0; i < n; i++) {
         size_t d = edit_distance(name, cands[i], limit);
-        if (d < best) best = d, pick = cands[i];
+        /* (an edit that replaces a whole name, 'm' for 'a', suggests nothing) */
+        size_t longer = strlen(name) > strlen(cands[i]) ? strlen(name) : strlen(cands[i]);
+        if (d < best && d < longer) best = d, pick = cands[i];
     }
     return pick;
 }
