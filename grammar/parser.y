@@ -680,7 +680,9 @@ kf_node *kf_parse(kf_pass_ctx *cx)
             kf_lemon(engine, tk, tok);
             /* A ';' or brace shifted by the error rules themselves ends the
              * recovery at once (`if x < { ... }` parses its block). */
-            if (px.recovering && !resync && (tk == TK_SEMI || tk == TK_LBRACE || tk == TK_RBRACE) &&
+            bool in_brackets = tk == TK_SEMI && nesting > 0 && nesting <= KF_LEX_MAX_NESTING &&
+                               px.lx.open_ch[nesting - 1] != '{';   /* `&[f32; 16]`: not a statement's end */
+            if (px.recovering && !resync && (tk == TK_SEMI || tk == TK_LBRACE || tk == TK_RBRACE) && !in_brackets &&
                 engine->yytos > engine->yystack && engine->yytos->major == tk)
                 px.recovering = false, resync = true;
             /* Lemon would stay silent for three more tokens; at a resync

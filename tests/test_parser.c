@@ -662,6 +662,12 @@ static void habits_from_other_languages_give_one_error_each(void **state)
     assert_error(p, 6, 8, 13, "unexpected ':', expected '->' or '{'");
     assert_error(p, 7, 9, 36, "unexpected '}', expected ';' or an operator");
     parsed_free(p);
+    /* a ';' inside a parameter's brackets does not end the recovery: the
+     * length is not read again as a module item */
+    p = parse("kernel k(o: &mut [f32], x: &[f32; 16]) {\n    o[0] = x[0];\n}\n");
+    assert_int_equal(p->diags.nerrors, 1);
+    assert_error(p, 0, 1, 33, "unexpected ';', expected ']'");
+    parsed_free(p);
 }
 
 static void lexer_errors_are_not_reported_twice(void **state)
