@@ -138,6 +138,10 @@ static kf_status eval_error(const kf_ir_kernel *k, const kf_node *e, const char 
         st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
                              "kernel '%s': %s = %s needs a scalar argument of the parameter's type for '%s'", k->name,
                              what, ts, env->bad_param);
+    } else if (!env->args && k->nparams) {
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                             "kernel '%s': %s = %s needs the argument values, and none were given (args is NULL)",
+                             k->name, what, ts);
     } else {
         st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s cannot be evaluated on the host",
                              k->name, what, ts);

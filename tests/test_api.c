@@ -285,6 +285,9 @@ static void test_reflection(void **state)
     kf_error err = {0};
     assert_int_equal(kf_schedule_grid(k, args, 0, grid, &err), KF_OK);
     assert_int_equal(grid[0], 16);
+    assert_int_equal(kf_schedule_grid(k, NULL, 0, grid, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "needs the argument values, and none were given (args is NULL)"));
+    kf_error_clear(&err);
 
     const kf_kernel *s = kf_module_kernel(m, "scale");
     kf_kernel_schedule(s, &si);
