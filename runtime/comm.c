@@ -35,7 +35,8 @@ static bool is_cuda(const kf_device *d) { return d->backend != KF_BACKEND_CPU; }
 
 static kf_status check_devices(kf_device *const *devs, uint32_t n, kf_error *err)
 {
-    if (!n || !devs) return kf_error_set(err, KF_ERR_USAGE, "a communicator needs at least one device");
+    if (!devs) return kf_error_set(err, KF_ERR_USAGE, "kf_comm_create: the device list is NULL");
+    if (!n) return kf_error_set(err, KF_ERR_USAGE, "a communicator needs at least one device");
     for (uint32_t i = 0; i < n; i++) {
         if (!devs[i]) return kf_error_set(err, KF_ERR_USAGE, "kf_comm_create: device %u is NULL", i);
         if (devs[i]->backend != devs[0]->backend)
@@ -121,9 +122,15 @@ static kf_status check_buf(const kf_comm *c, kf_coll_kind k, const char *what, u
 {
     const char *call = coll_names[k];
     if (!b) return kf_error_set(err, KF_ERR_USAGE, "%s: %s of rank %u is NULL", call, what, rank);
-    if (b->dev != c->dev[rank])
-        return kf_error_set(err, KF_ERR_USAGE, "%s: %s of rank %u is on %s, not on the rank's device", call, what,
-                            rank, b->dev->props.name);
+    if (b->dev != c->dev[rank]) {
+        uint32_t j = 0;
+        while (j < c->n && c->dev[j] != b->dev) j++;
+        if (j < c->n)
+            return kf_error_set(err, KF_ERR_USAGE, "%s: %s of rank %u is on rank %u's device: give each rank a buffer "
+                                "on its own device", call, what, rank, j);
+        return kf_error_set(err, KF_ERR_USAGE, "%s: %s of rank %u is on a device outside the communicator (%s): give "
+                            "each rank a buffer on its own device", call, what, rank, b->dev->props.name);
+    }
     if (b->count < need)
         return kf_error_set(err, KF_ERR_USAGE, "%s: %s of rank %u holds %zu elements; the call needs %zu", call,
                             what, rank, b->count, need);
@@ -272,7 +279,7 @@ static kf_status coll(kf_comm *c, kf_coll_kind k, kf_buffer *const *send, kf_buf
     bool rec = false;
     if (mode == KF_DISPATCH_TIMED)
         return kf_error_set(err, KF_ERR_USAGE, "%s: KF_DISPATCH_TIMED is not a collective's mode (time a region with "
-                            "kf_device_timer_start/stop)", coll_names[k]);
+                            "kf_device_timer_start/stop on a CUDA device)", coll_names[k]);
     kf_status st = check_args(c, k, send, recv, count, err);
     if (st == KF_OK) st = recording(c, k, mode, &rec, err);
     if (st != KF_OK) return st;
@@ -353,7 +360,7 @@ kf_status kf_comm_graph_launch(kf_comm *c, kf_graph *const *gs, kf_dispatch_mode
 {
     if (mode == KF_DISPATCH_TIMED)
         return kf_error_set(err, KF_ERR_USAGE, "kf_comm_graph_launch: KF_DISPATCH_TIMED is not its mode (time a "
-                            "region with kf_device_timer_start/stop)");
+                            "region with kf_device_timer_start/stop on a CUDA device)");
     for (uint32_t i = 0; i < c->n; i++) {
         if (!gs || !gs[i] || gs[i]->dev != c->dev[i])
             return kf_error_set(err, KF_ERR_USAGE, "kf_comm_graph_launch: graph %u is %s", i,

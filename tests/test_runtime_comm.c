@@ -192,7 +192,7 @@ static void bad_arguments_are_refused_naming_the_rank_and_argument(void **state)
     expect_error(f, kf_comm_all_reduce(f->comm, b, N + 1, KF_DISPATCH_SYNC, &f->err), "rank 0 holds 700", "needs 701");
     expect_error(f, kf_comm_all_reduce(f->comm, b, N, KF_DISPATCH_TIMED, &f->err), "KF_DISPATCH_TIMED", NULL);
     b[3] = f->x[2];
-    expect_error(f, kf_comm_all_reduce(f->comm, b, N, KF_DISPATCH_SYNC, &f->err), "rank 3 is on", "rank's device");
+    expect_error(f, kf_comm_all_reduce(f->comm, b, N, KF_DISPATCH_SYNC, &f->err), "rank 3 is on rank 2's device", "on its own device");
     b[3] = f->x[3], b[1] = i32;
     expect_error(f, kf_comm_all_reduce(f->comm, b, N, KF_DISPATCH_SYNC, &f->err), "rank 1 holds i32", "f32 or f16");
     b[1] = f->x[1], b[2] = small;
@@ -203,6 +203,7 @@ static void bad_arguments_are_refused_naming_the_rank_and_argument(void **state)
     kf_device *dup[2] = {f->dev[1], f->dev[1]};
     expect_error(f, kf_comm_create(dup, 2, &c2, &f->err), "devices 0 and 1 are the same", NULL);
     expect_error(f, kf_comm_create(f->dev, 0, &c2, &f->err), "at least one device", NULL);
+    expect_error(f, kf_comm_create(NULL, 2, &c2, &f->err), "the device list is NULL", NULL);
     double us;
     expect_error(f, kf_comm_bench_bare(f->comm, f->x, N, 3, &us, &f->err), "no NCCL to time (CPU devices)", NULL);
     expect_f32(f, f->x[0], 0.0f, 1.0f);   /* nothing ran */
