@@ -232,6 +232,7 @@ static void test_null_arguments_are_usage_errors(void **state)
     kf_arg args[] = {kf_arg_value(kf_value_f32(2)), kf_arg_buffer(x), kf_arg_buffer(b), kf_arg_value(kf_value_u32(4))};
     kf_plan *plan = NULL;
     assert_int_equal(kf_plan_create(p, args, 4, NULL, &plan, &err), KF_OK);
+    USAGE(kf_plan_set_value(plan, 3, NULL, &err), "kf_plan_set_value: the value is NULL");
     kf_buffer_set_readonly(b, true);
     USAGE(kf_plan_launch(plan, KF_DISPATCH_SYNC, NULL, &err), "marked read-only after the plan was made");
     kf_buffer_set_readonly(b, false);
