@@ -98,10 +98,9 @@ static void name_buffers(kf_ictx *c)
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         if (in->op == KF_IR_PARAM && in->imm < k->nparams && k->params[in->imm].type.kind == KF_TK_BUFFER)
-            c->bufname[in->dst] = k->params[in->imm].name,
-            c->bufshift[in->dst] = (uint8_t)__builtin_ctz(kf_type_elem_bytes(k->params[in->imm].type));
-        else if ((in->op == KF_IR_VIEW || in->op == KF_IR_MOV) && !c->bufname[in->dst])
-            c->bufname[in->dst] = c->bufname[in->a[0]], c->bufshift[in->dst] = c->bufshift[in->a[0]];
+            c->bufparam[in->dst] = &k->params[in->imm];
+        else if ((in->op == KF_IR_VIEW || in->op == KF_IR_MOV) && !c->bufparam[in->dst])
+            c->bufparam[in->dst] = c->bufparam[in->a[0]];
     }
 }
 
@@ -208,9 +207,8 @@ static kf_status alloc_ctx(kf_ictx *c)
     c->consts = calloc(count_consts(k) + 1, sizeof *c->consts);
     c->params = calloc((size_t)k->nparams + 1, sizeof *c->params);
     c->arrays = calloc((size_t)k->narrays + 1, sizeof *c->arrays);
-    c->bufname = calloc((size_t)k->nvals + 1, sizeof *c->bufname);
-    c->bufshift = calloc((size_t)k->nvals + 1, 1);
-    if (!c->code || !c->consts || !c->params || !c->arrays || !c->bufname || !c->bufshift)
+    c->bufparam = calloc((size_t)k->nvals + 1, sizeof *c->bufparam);
+    if (!c->code || !c->consts || !c->params || !c->arrays || !c->bufparam)
         return kf_error_set(c->err, KF_ERR_NOMEM, "kernel %s: out of memory for the interpreter", k->name);
     kf_status st = layout_arrays(c);
     if (!st) st = check_block_bytes(c);
@@ -240,7 +238,7 @@ static kf_status alloc_ctx(kf_ictx *c)
 static void free_ctx(kf_ictx *c)
 {
     for (uint32_t i = 0; c->th && i < c->nthreads; i++) KF_VEC_FREE(&c->th[i].copies);
-    free(c->code), free(c->consts), free(c->params), free(c->arrays), free(c->bufname), free(c->bufshift);
+    free(c->code), free(c->consts), free(c->params), free(c->arrays), free(c->bufparam);
     free(c->th), free(c->regs), free(c->local), free(c->written), free(c->shared);
     free(c->shmeta), free(c->warpops);
 }

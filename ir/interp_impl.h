@@ -152,8 +152,7 @@ typedef struct {
     kf_islot *consts;    /* one per CONST instruction */
     kf_islot *params;    /* one per parameter: the bound argument */
     kf_iarray *arrays;   /* one per kernel array, laid out */
-    const char **bufname;  /* per value: the buffer parameter it views, or NULL */
-    uint8_t *bufshift;     /* per value: log2 of that parameter's element bytes (bufname set) */
+    const kf_ir_param **bufparam;  /* per value: the buffer parameter it views, or NULL */
     uint32_t local_bytes;  /* per thread: local array bytes */
     uint32_t local_flags;  /* per thread: local array elements (written flags) */
     uint32_t shared_bytes;

@@ -453,10 +453,11 @@ static kf_status buffer_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int 
     char ix[32];
     index_text(ix, sizeof ix, &R[d->a[1]], d->s_in);
     uint64_t len = R[d->a[0]].u64[1] >> d->eshift;
-    const char *name = c->bufname[d->a[0]] ? c->bufname[d->a[0]] : "buffer";
+    const kf_ir_param *bp = c->bufparam[d->a[0]];
+    const char *name = bp ? bp->name : "buffer";
     const char *what = verb == 2 ? kf_builtin_names[d->sub] : mem_verb[verb];
-    uint8_t ps = c->bufshift[d->a[0]];
-    if (c->bufname[d->a[0]] && ps != d->eshift)   /* through a view of other elements: say both lengths */
+    uint32_t ps = bp ? (uint32_t)__builtin_ctz(kf_type_elem_bytes(bp->type)) : d->eshift;
+    if (ps != d->eshift)   /* through a view of other elements: say both lengths */
         return kf_interp_fault(c, t, d->src, "out-of-bounds %s of %s[%s] through a view of %u-byte elements "
                                "(length %llu; %s holds %llu elements of %u bytes)", what, name, ix, 1u << d->eshift,
                                (unsigned long long)len, name, (unsigned long long)(R[d->a[0]].u64[1] >> ps), 1u << ps);

@@ -183,7 +183,7 @@ kf_status kf_interp_tensor_warp(kf_ictx *c, kf_ithread *w)
 static kf_status copy_source(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint32_t n, uint8_t data[16])
 {
     const kf_islot *b = &t->R[d->a[1]];
-    const char *nm = c->bufname[d->a[1]] ? c->bufname[d->a[1]] : "buffer";
+    const char *nm = c->bufparam[d->a[1]] ? c->bufparam[d->a[1]]->name : "buffer";
     int64_t j = lane_index(c, t, d->a[2]);
     if (n > 16) return kf_interp_fault(c, t, d->src, "cp_async reads %u bytes: at most 16 (0 to 16)", n);
     if (j < 0 || j > (INT64_C(1) << 40))
