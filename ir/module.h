@@ -45,12 +45,15 @@ bool kf_value_parse_u64(const char *text, size_t len, uint64_t *out);
  * allocate nothing unless they fail, so this is the hot path's cost). */
 bool kf_schedule_uses_param(const kf_ir_kernel *k, uint32_t index);
 
-/* True when k is one of m's kernels (compared as integers: k may point
- * into another module's array). */
-static inline bool kf_module_owns(const kf_module *m, const kf_ir_kernel *k)
+/* KF_ERR_USAGE naming `call` unless k is one of m's kernels (compared as
+ * integers: k may point into another module's array). */
+static inline kf_status kf_module_check_kernel(const kf_module *m, const kf_ir_kernel *k, const char *call,
+                                               kf_error *err)
 {
     uintptr_t ka = (uintptr_t)k, k0 = (uintptr_t)m->kernels;
-    return ka >= k0 && ka < k0 + (uintptr_t)m->nkernels * sizeof *k;
+    if (ka >= k0 && ka < k0 + (uintptr_t)m->nkernels * sizeof *k) return KF_OK;
+    return kf_error_set(err, KF_ERR_USAGE, "%s: kernel '%s' is not one of the given module's (take it with "
+                        "kf_module_kernel from the same module)", call, k->name ? k->name : "?");
 }
 
 #endif

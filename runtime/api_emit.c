@@ -62,9 +62,7 @@ kf_status kf_emit(const kf_module *m, const kf_kernel *k, const kf_emit_options 
     if (m->diags.nerrors)
         return kf_error_set(err, KF_ERR_SOURCE, "%s: the module has %u error%s (kf_module_diagnostics): nothing to emit",
                             m->file, m->diags.nerrors, m->diags.nerrors == 1 ? "" : "s");
-    if (k && !kf_module_owns(m, k))
-        return kf_error_set(err, KF_ERR_USAGE, "kf_emit: kernel '%s' is not one of the given module's (take it with "
-                            "kf_module_kernel from the same module)", k->name ? k->name : "?");
+    if (k && kf_module_check_kernel(m, k, "kf_emit", err) != KF_OK) return KF_ERR_USAGE;
     if (m->nkernels == 0)
         return kf_error_set_at(err, KF_ERR_SOURCE, (kf_loc){m->file, 1, 1},
                                "%s:1:1: error: no kernel to emit: the module declares no `kernel`", m->file);

@@ -224,7 +224,9 @@ kf_type kf_buffer_elem(const kf_buffer *b) { return b ? b->elem : (kf_type){0}; 
 
 void kf_buffer_set_readonly(kf_buffer *b, bool readonly)
 {
-    if (b) b->readonly = readonly;
+    if (!b) return;
+    if (readonly && !b->readonly) b->dev->ro_gen++;   /* plans look at their bindings again */
+    b->readonly = readonly;
 }
 
 bool kf_buffer_readonly(const kf_buffer *b)
@@ -304,9 +306,8 @@ kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_ker
     kf_status rs = kf_rt_rec_refuse(dev, "kf_pipeline_create", err);
     if (rs != KF_OK) return rs;
     if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
-    if (m && !kf_module_owns(m, k))   /* the pipeline refers to m's kernel */
-        return kf_error_set(err, KF_ERR_USAGE, "kf_pipeline_create: kernel '%s' is not one of the given module's "
-                            "(take it with kf_module_kernel from the same module)", k->name ? k->name : "?");
+    if (m && kf_module_check_kernel(m, k, "kf_pipeline_create", err) != KF_OK)   /* the pipeline refers to m's kernel */
+        return KF_ERR_USAGE;
     kf_pipeline *p = kernel_pipeline_new(dev, k);
     if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
     kf_status st = dev->ops->pipeline_create(p, m, err);
@@ -455,23 +456,22 @@ static kf_status check_pair(const kf_pipeline *p, uint32_t i, const kf_buffer *b
     if (mi == mj || !bi || !bj) return KF_OK;
     uint32_t r = mi ? j : i, w = mi ? i : j;
     const kf_buffer *br = mi ? bj : bi, *bw = mi ? bi : bj;
-    if (!br->bytes || !bw->bytes) return KF_OK;
-    if (br->root == bw->root && br->offset < bw->offset + bw->bytes && bw->offset < br->offset + br->bytes)
+    /* addr is the root's plus the offset: one test for views of one buffer and for wraps of one memory */
+    if (!br->bytes || !bw->bytes || br->addr >= bw->addr + bw->bytes || bw->addr >= br->addr + br->bytes)
+        return KF_OK;
+    if (br->root == bw->root)
         return kf_error_set(err, KF_ERR_USAGE,
                             "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' overlap "
                             "(bytes [%zu, %zu) and [%zu, %zu) of one buffer): the kernel assumes they do not alias; "
                             "pass separate buffers",
                             r, p->params[r].name, w, p->params[w].name, p->name, br->offset,
                             br->offset + br->bytes, bw->offset, bw->offset + bw->bytes);
-    /* two buffers over the same memory (kf_buffer_wrap of overlapping ranges) */
-    if (br->root != bw->root && br->addr < bw->addr + bw->bytes && bw->addr < br->addr + br->bytes)
-        return kf_error_set(err, KF_ERR_USAGE,
-                            "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' are different buffers over "
-                            "overlapping memory (wrapped: %zu bytes at 0x%llx and %zu at 0x%llx): the kernel assumes "
-                            "they do not alias; pass separate memory",
-                            r, p->params[r].name, w, p->params[w].name, p->name, br->bytes,
-                            (unsigned long long)br->addr, bw->bytes, (unsigned long long)bw->addr);
-    return KF_OK;
+    return kf_error_set(err, KF_ERR_USAGE,   /* two buffers over one memory (kf_buffer_wrap of overlapping ranges) */
+                        "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' are different buffers over "
+                        "overlapping memory (wrapped: %zu bytes at 0x%llx and %zu at 0x%llx): the kernel assumes "
+                        "they do not alias; pass separate memory",
+                        r, p->params[r].name, w, p->params[w].name, p->name, br->bytes,
+                        (unsigned long long)br->addr, bw->bytes, (unsigned long long)bw->addr);
 }
 
 static kf_status check_aliasing(const kf_pipeline *p, const kf_arg *args, uint32_t nargs, kf_error *err)
@@ -594,6 +594,7 @@ kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const k
     if (st != KF_OK) return st;
     plan->p = p;
     plan->nargs = nargs;
+    plan->ro_gen = p->dev->ro_gen;   /* check_args saw every &mut binding writable */
     plan->launch = launch ? *launch : (kf_launch){0};
     plan->empty = !plan->grid[0] || !plan->grid[1] || !plan->grid[2];
     for (uint32_t i = 0; i < nargs; i++) {
@@ -674,8 +675,9 @@ kf_status kf_plan_set_value(kf_plan *plan, uint32_t index, const kf_value *value
 {
     uint32_t grid[3], dyn;
     kf_status st = retarget_check(plan, index, false, err);
-    if (st == KF_OK && !value) return kf_error_set(err, KF_ERR_USAGE, "kf_plan_set_value: the value is NULL");
-    if (st == KF_OK) st = check_value_arg(plan->p, index, value, err);
+    if (st != KF_OK) return st;
+    KF_NEED(value, err, "the value");
+    st = check_value_arg(plan->p, index, value, err);
     if (st == KF_OK) st = retarget_shape(plan, index, value, grid, &dyn, err);
     if (st != KF_OK) return st;
     plan->args[index].value = *value;
@@ -717,19 +719,21 @@ void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[3], uin
 }
 
 /* ---- launching ------------------------------------------------------------------- */
-kf_status kf_rt_plan_writable(const kf_plan *plan, kf_error *err)
+kf_status kf_rt_plan_writable(kf_plan *plan, kf_error *err)
 {
     const kf_pipeline *p = plan->p;
+    if (plan->ro_gen == p->dev->ro_gen) return KF_OK;
     for (uint32_t i = 0; i < plan->nargs; i++)
         if (plan->args[i].buf && (p->params[i].type.flags & KF_TF_MUT) && kf_buffer_readonly(plan->args[i].buf))
             return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' is written by the kernel, but its buffer "
                                 "was marked read-only after the plan was made", i, p->params[i].name, p->name);
+    plan->ro_gen = p->dev->ro_gen;
     return KF_OK;
 }
 
 kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
-    if (!plan) return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: the plan is NULL");
+    KF_NEED(plan, err, "the plan");
     if (mode != KF_DISPATCH_SYNC && mode != KF_DISPATCH_ASYNC && mode != KF_DISPATCH_TIMED)
         return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: unknown dispatch mode %d", (int)mode);
     if (mode == KF_DISPATCH_TIMED && !ms)
@@ -778,7 +782,7 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
                       kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     kf_plan *plan;
-    if (!p) return kf_error_set(err, KF_ERR_USAGE, "kf_dispatch: the pipeline is NULL");
+    KF_NEED(p, err, "the pipeline");
     if (mode != KF_DISPATCH_SYNC && mode != KF_DISPATCH_ASYNC && mode != KF_DISPATCH_TIMED)
         return kf_error_set(err, KF_ERR_USAGE, "kf_dispatch: unknown dispatch mode %d", (int)mode);
     kf_status st = kf_rt_rec_refuse(p->dev, "kf_dispatch (its plan does not outlive the call; record a kf_plan)", err);

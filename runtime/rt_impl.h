@@ -68,6 +68,7 @@ struct kf_device {
     bool pdl_able;           /* programmatic dependent launch possible (CUDA: sm_90, cuLaunchKernelEx) */
     bool pdl;                /* kf_device_pdl: launches use it (CUDA device only) */
     char rec_failed[1000];    /* why the last recording was abandoned, "" if it was not */
+    uint64_t ro_gen;         /* bumped when a buffer on it is marked read-only (kf_rt_plan_writable) */
 };
 
 struct kf_buffer {
@@ -109,6 +110,7 @@ struct kf_plan {
     uint32_t grid[3], block[3], dyn_shared;
     bool empty;              /* a grid dimension is 0: nothing to launch */
     uint64_t gen;            /* bumped by every re-target: graphs update their node for it */
+    uint64_t ro_gen;         /* the device's ro_gen when its &mut bindings were last seen writable */
     void *extra;             /* backend launch data (ops->plan_extra bytes) */
 };
 
@@ -172,8 +174,10 @@ void kf_rt_rec_abandon(kf_device *dev, const char *why);
 /* Records a launch of plan on its recording device (kf_plan_launch). */
 /* KF_ERR_USAGE when a buffer bound to one of plan's `&mut` parameters has
  * been marked read-only since (kf_buffer_set_readonly applies at any time):
- * checked at every plan launch and graph replay. */
-kf_status kf_rt_plan_writable(const kf_plan *plan, kf_error *err);
+ * called at every plan launch and graph replay, it looks at the bindings
+ * only when some buffer of the device was marked read-only since it last
+ * did (the device's ro_gen). */
+kf_status kf_rt_plan_writable(kf_plan *plan, kf_error *err);
 kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err);
 /* Records collective c as the next node of its rank's recording device
  * (the backend's work, if any, already queued on the capturing stream). */
