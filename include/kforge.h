@@ -112,10 +112,12 @@ KF_API int kf_version_number(void);
  * ====================================================================== */
 typedef enum {
     KF_OK = 0,
-    KF_ERR_SOURCE,   /* the .kf program is invalid (see the module's diagnostics) */
+    KF_ERR_SOURCE,   /* the .kf program is invalid (see the module's diagnostics), or a
+                        raw kernel's CUDA-C or PTX does not compile (err->log) */
     KF_ERR_USAGE,    /* the caller passed bad arguments (bindings, sizes, options, ...) */
     KF_ERR_RUNTIME,  /* the kernel faulted (interpreter report, launch error) */
-    KF_ERR_DEVICE,   /* no driver, no GPU, NVRTC missing or failed, JIT failed */
+    KF_ERR_DEVICE,   /* no driver, no GPU, NVRTC or the JIT missing or failing on
+                        kforge's own code */
     KF_ERR_IO,       /* file or cache I/O */
     KF_ERR_NOMEM,
 } kf_status;
@@ -547,7 +549,9 @@ typedef struct {
     bool uncached;                  /* skip the process and disk caches */
 } kf_raw_kernel;
 /* CUDA devices only (KF_ERR_USAGE on the CPU device). The raw kernel's
- * strings and params are copied. NVRTC and JIT logs go to err->log. */
+ * strings and params are copied. Source that NVRTC or the PTX compiler
+ * refuses is KF_ERR_SOURCE (the first error line in err->msg); NVRTC and
+ * JIT logs go to err->log. */
 KF_API kf_status kf_pipeline_create_raw(kf_device *dev, const kf_raw_kernel *rk, kf_pipeline **out, kf_error *err);
 /* Parses a parameter list in .kf syntax ("x: &[f16], y: &mut [f32], n: u32")
  * into a new array of *n kf_params (one block: kf_free it; the names are

@@ -265,6 +265,12 @@ kf_status kf_error_set_at(kf_error *err, kf_status st, kf_loc loc, const char *f
     return st;
 }
 
+kf_status kf_error_restatus(kf_error *err, kf_status st)
+{
+    if (err) err->status = st;
+    return st;
+}
+
 void kf_error_clear(kf_error *err)
 {
     if (!err) return;

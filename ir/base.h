@@ -93,6 +93,9 @@ kf_status kf_error_set(kf_error *err, kf_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 kf_status kf_error_set_at(kf_error *err, kf_status status, kf_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The status of an error already recorded, changed to status (the message
+ * and log kept); returns status. */
+kf_status kf_error_restatus(kf_error *err, kf_status status);
 
 /* A public call's pointer argument that must not be NULL: KF_ERR_USAGE
  * naming the call and the argument. */

@@ -73,6 +73,7 @@ kf_status kf_emit(const kf_module *m, const kf_kernel *k, const kf_emit_options 
     if (st == KF_OK && b.oom) st = kf_error_set(err, KF_ERR_NOMEM, "out of memory emitting %s", m->file);
     if (st == KF_OK && o->target == KF_TARGET_CUBIN) {
         st = kf_nvjitlink_ptx(b.data, o->arch ? o->arch : 90, o->lineinfo, out, len, err);
+        if (st == KF_ERR_SOURCE) st = kf_error_restatus(err, KF_ERR_DEVICE);   /* emitted PTX: as emit_and_build's */
     } else if (st == KF_OK) {
         *len = b.len;
         *out = kf_buf_take(&b);

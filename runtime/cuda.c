@@ -119,7 +119,8 @@ kf_status kf_cu_fail(kf_error *err, const char *api, CUresult r, const char *fil
     if (kf_cu.GetErrorName && kf_cu.GetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
     if (kf_cu.GetErrorString && kf_cu.GetErrorString(r, &str) != CUDA_SUCCESS) str = NULL;
     kf_status st = (r == 700 || r == 702 || r == 715 || r == 716 || r == 719) ? KF_ERR_RUNTIME
-                                                                                          : KF_ERR_DEVICE;
+                   : r == 218 /* CUDA_ERROR_INVALID_PTX: the PTX's own error */ ? KF_ERR_SOURCE
+                                                                               : KF_ERR_DEVICE;
     char call[96];
     api_name(api, call, sizeof call);
     return kf_error_set(err, st, "%s failed: %s (%d): %s (%s:%d)", call, name ? name : "CUDA_ERROR_UNKNOWN", (int)r,

@@ -593,6 +593,9 @@ static kf_status emit_and_build(kf_pipeline **ps, uint32_t n, const kf_module *m
         build_req rq = {k ? ps[0]->name : MODULE_ENTRY, is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo->arch,
                         false, &lm, eo->lineinfo};
         st = build_and_load(ps, n, &rq, src_key, err);
+        /* text that kforge emitted and NVRTC or the JIT refuses is not the
+         * program's error (KF_ERR_SOURCE is a raw kernel's): the device's */
+        if (st == KF_ERR_SOURCE) st = kf_error_restatus(err, KF_ERR_DEVICE);
     }
     kf_buf_free(&text);
     kf_linemap_free(&lm);

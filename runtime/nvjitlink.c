@@ -19,6 +19,7 @@
 typedef int nvJitLinkResult;
 typedef struct nvJitLink *nvJitLinkHandle;
 enum { INPUT_PTX = 2 };   /* NVJITLINK_INPUT_PTX */
+enum { PTX_COMPILE_ERROR = 4 };   /* NVJITLINK_ERROR_PTX_COMPILE: the PTX's own error */
 
 /* X(name, params) */
 #define JIT_FUNCS(X)                                                                   \
@@ -58,12 +59,29 @@ static void jl_load(void)
     *(void **)&jl.nvJitLinkVersion = dlsym(jl.lib, "nvJitLinkVersion");
 }
 
+/* nvJitLinkResult's name (nvJitLink.h of CUDA 13; a newer code by number). */
+static const char *result_name(nvJitLinkResult r)
+{
+    static const char *const names[] = {"NVJITLINK_SUCCESS", "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+                                        "NVJITLINK_ERROR_MISSING_ARCH", "NVJITLINK_ERROR_INVALID_INPUT",
+                                        "NVJITLINK_ERROR_PTX_COMPILE", "NVJITLINK_ERROR_NVVM_COMPILE",
+                                        "NVJITLINK_ERROR_INTERNAL", "NVJITLINK_ERROR_THREADPOOL",
+                                        "NVJITLINK_ERROR_UNRECOGNIZED_INPUT", "NVJITLINK_ERROR_FINALIZE",
+                                        "NVJITLINK_ERROR_NULL_INPUT", "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+                                        "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE", "NVJITLINK_ERROR_ARCH_MISMATCH",
+                                        "NVJITLINK_ERROR_OUTDATED_LIBRARY", "NVJITLINK_ERROR_MISSING_FATBIN",
+                                        "NVJITLINK_ERROR_UNRECOGNIZED_ARCH", "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+                                        "NVJITLINK_ERROR_LTO_NOT_ENABLED"};
+    return r >= 0 && r < (int)(sizeof names / sizeof names[0]) ? names[r] : "nvJitLink error";
+}
+
 #define JIT_CHECK(call)                                                                            \
     do {                                                                                           \
         nvJitLinkResult r_ = jl.call;                                                              \
         if (r_ != 0) {                                                                             \
-            st = kf_error_set(err, KF_ERR_DEVICE, "%.*s failed: nvJitLink error %d (%s:%d)",        \
-                              (int)strcspn(#call, "("), #call, r_, __FILE__, __LINE__);            \
+            st = kf_error_set(err, r_ == PTX_COMPILE_ERROR ? KF_ERR_SOURCE : KF_ERR_DEVICE,         \
+                              "%.*s failed: %s (%d) (%s:%d)", (int)strcspn(#call, "("), #call,      \
+                              result_name(r_), r_, __FILE__, __LINE__);                            \
             goto cleanup;                                                                          \
         }                                                                                          \
     } while (0)

@@ -9,8 +9,9 @@
 /* Links NUL-terminated `ptx` for sm_<arch> (with line info when asked) (80..90, the "a" variants not
  * included) into a new heap cubin (*cubin, *len; free() it). nvJitLink
  * missing is KF_ERR_DEVICE saying where it was looked for
- * ($KF_LIBNVJITLINK forces a path); a PTX error is KF_ERR_DEVICE with
- * nvJitLink's log in err->log. */
+ * ($KF_LIBNVJITLINK forces a path); PTX that does not compile
+ * (NVJITLINK_ERROR_PTX_COMPILE) is KF_ERR_SOURCE, any other failure
+ * KF_ERR_DEVICE, with nvJitLink's log in err->log. */
 kf_status kf_nvjitlink_ptx(const char *ptx, uint32_t arch, bool lineinfo, void **cubin, size_t *len, kf_error *err);
 
 /* nvJitLink's version as CUDA encodes versions (major * 1000 + minor * 10,

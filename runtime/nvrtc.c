@@ -21,6 +21,7 @@
 
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
+enum { COMPILATION_ERROR = 6 };   /* NVRTC_ERROR_COMPILATION: the source's own error */
 
 /* X(name, return, params) */
 #define NVRTC_FUNCS(X)                                                                          \
@@ -170,6 +171,7 @@ kf_status kf_nvrtc_compile(const char *src, const char *name, uint32_t arch, boo
         const char *first = plog ? strstr(plog, ": error") : NULL;
         while (first && first > plog && first[-1] != '\n') first--;
         st = nv_fail(err, "nvrtcCompileProgram", cr, __FILE__, __LINE__);
+        if (cr == COMPILATION_ERROR) st = kf_error_restatus(err, KF_ERR_SOURCE);
         if (first && err) {
             size_t used = strlen(err->msg);
             snprintf(err->msg + used, sizeof err->msg - used, ": %.*s", (int)strcspn(first, "\n"), first);

@@ -7,8 +7,9 @@
 
 /* Compiles `src` for compute_<arch> (80, 86, 89, 90); `name` is the program
  * name shown in the log. On success *ptx is heap PTX text. *log (may be
- * NULL) receives the compiler log (heap) in either case. NVRTC missing is
- * KF_ERR_DEVICE; a compile error is KF_ERR_DEVICE with the log in err->log. */
+ * NULL) receives the compiler log (heap) in either case. NVRTC missing or
+ * failing is KF_ERR_DEVICE; an error in src (NVRTC_ERROR_COMPILATION) is
+ * KF_ERR_SOURCE, its first error line in err->msg and the log in err->log. */
 kf_status kf_nvrtc_compile(const char *src, const char *name, uint32_t arch, bool lineinfo,
                            char **ptx, char **log, kf_error *err);
 /* NVRTC version (major*1000 + minor*10), 0 if unavailable. */

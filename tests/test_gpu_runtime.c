@@ -457,7 +457,7 @@ static void nvrtc_error_carries_the_log(void **state)
                         {32, 1, 1}, 0, true};
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
-    assert_int_equal(kf_pipeline_create_raw(gpu, &rk, &p, &e), KF_ERR_DEVICE);
+    assert_int_equal(kf_pipeline_create_raw(gpu, &rk, &p, &e), KF_ERR_SOURCE);
     assert_null(p);
     assert_non_null(strstr(e.msg, "nvrtcCompileProgram"));
     assert_non_null(e.log);
@@ -472,7 +472,7 @@ static void bad_ptx_carries_the_jit_log(void **state)
                         "k", NULL, 0, {32, 1, 1}, 0, true};
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
-    assert_int_equal(kf_pipeline_create_raw(gpu_ptx, &rk, &p, &e), KF_ERR_DEVICE);
+    assert_int_equal(kf_pipeline_create_raw(gpu_ptx, &rk, &p, &e), KF_ERR_SOURCE);
     assert_null(p);
     assert_true(strstr(e.msg, "cuLink") || strstr(e.msg, "nvJitLink"));   /* whichever made the cubin */
     assert_non_null(e.log);

@@ -458,7 +458,7 @@ static void bad_ptx_attaches_the_jit_log(void **state)
 {
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
-    assert_int_equal(make_raw(KF_SRC_PTX, ".version 8.0\n.target sm_90\n", "saxpy", true, &p, &e), KF_ERR_DEVICE);
+    assert_int_equal(make_raw(KF_SRC_PTX, ".version 8.0\n.target sm_90\n", "saxpy", true, &p, &e), KF_ERR_SOURCE);
     assert_null(p);
     assert_non_null(strstr(e.msg, "cuLinkAddData"));
     assert_non_null(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
@@ -472,7 +472,7 @@ static void nvrtc_error_attaches_the_log(void **state)
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
     assert_int_equal(make_raw(KF_SRC_CUDA, "extern \"C\" __global__ void saxpy() { oops; }", "saxpy", true, &p, &e),
-                     KF_ERR_DEVICE);
+                     KF_ERR_SOURCE);
     assert_null(p);
     assert_non_null(strstr(e.msg, "nvrtcCompileProgram"));
     assert_non_null(e.log);

@@ -37,7 +37,7 @@ static void compile_error_carries_the_log_and_api_name(void **state)
     char *ptx = (char *)1, *log = NULL;
     kf_error e = {0};
     const char *bad = "extern \"C\" __global__ void k(float *y) { y[0] = undefined_name; }\n";
-    assert_int_equal(kf_nvrtc_compile(bad, "bad.cu", 90, false, &ptx, &log, &e), KF_ERR_DEVICE);
+    assert_int_equal(kf_nvrtc_compile(bad, "bad.cu", 90, false, &ptx, &log, &e), KF_ERR_SOURCE);
     assert_null(ptx);
     assert_non_null(strstr(e.msg, "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION"));
     assert_non_null(strstr(e.msg, "nvrtc.c:"));

@@ -208,18 +208,11 @@ kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list,
     return KF_OK;
 }
 
-kf_status kf_cli_raw_status(kf_status st, const kf_error *err)
-{
-    bool bad_source = st == KF_ERR_DEVICE && (strstr(err->msg, "NVRTC_ERROR_COMPILATION") ||
-                                              (err->log && strstr(err->log, "PTX_COMPILE")));
-    return bad_source ? KF_ERR_SOURCE : st;
-}
-
 kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err)
 {
     const uint32_t *b = r->k.sched.block;
     kf_raw_kernel rk = {r->kind, r->source, r->k.name, r->k.params, r->k.nparams, {b[0], b[1], b[2]}, 0, false};
-    return kf_cli_raw_status(kf_pipeline_create_raw(dev, &rk, out, err), err);
+    return kf_pipeline_create_raw(dev, &rk, out, err);
 }
 
 kf_status kf_cli_pipeline(kf_device *dev, const kf_module *m, const kf_ir_kernel *k, const kf_cli_raw *r,

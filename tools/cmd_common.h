@@ -164,9 +164,6 @@ typedef struct {
 kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list, const uint32_t block[3],
                           kf_cli_raw *out, kf_error *err);
 /* Builds and loads r on dev through the process and disk caches. */
-/* A raw file's NVRTC or ptxas failure is the file's error: KF_ERR_SOURCE
- * (exit 1) for such a KF_ERR_DEVICE, st otherwise. */
-kf_status kf_cli_raw_status(kf_status st, const kf_error *err);
 kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err);
 void kf_cli_raw_free(kf_cli_raw *r);
 /* The pipeline of a tool's kernel: raw r when r is not NULL, else kernel k

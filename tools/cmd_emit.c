@@ -177,7 +177,7 @@ static int link_cubin(kf_buf *ptx, uint32_t arch, const char *raw_file)
     kf_status st = kf_nvjitlink_ptx(ptx->data ? ptx->data : "", arch, false, &cubin, &len, &err);
     if (st != KF_OK) {
         /* a raw file's PTX that does not assemble is the file's error (exit 1), named */
-        bool bad_ptx = raw_file && kf_cli_raw_status(st, &err) == KF_ERR_SOURCE;
+        bool bad_ptx = raw_file && st == KF_ERR_SOURCE;
         if (bad_ptx) fprintf(stderr, "%s: error: its PTX does not assemble for sm_%u (ptxas's lines below)\n",
                              kf_cli_input_name(raw_file), arch);
         kf_cli_print_error("emit", NULL, &err);
@@ -198,7 +198,7 @@ static int raw_ptx(const emit_args *a, kf_src_kind kind, kf_buf *out)
     kf_error err = {0};
     kf_status st = kf_cli_read(a->file, KF_SOURCE_MAX, &src, &len, &err);
     if (st == KF_OK && kind == KF_SRC_CUDA)
-        st = kf_cli_raw_status(kf_nvrtc_compile(src, kf_cli_input_name(a->file), a->arch, false, &ptx, NULL, &err), &err);
+        st = kf_nvrtc_compile(src, kf_cli_input_name(a->file), a->arch, false, &ptx, NULL, &err);
     bool entry = st == KF_OK && strstr(ptx ? ptx : src, ".entry");
     if (entry) kf_buf_puts(out, ptx ? ptx : src);
     if (st != KF_OK) kf_cli_print_error("emit", NULL, &err);
