@@ -659,12 +659,15 @@ KF_API void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[
  * Anything a graph cannot hold is refused with an error that names the
  * call and the last launch recorded, and abandons the recording (the CUDA
  * capture is ended and dropped, so the device works as before, eagerly):
- * a SYNC or TIMED launch, an invalid launch (its error names the launch's
- * number and kernel), kf_dispatch (it destroys its plan), kf_device_sync,
- * upload, download, copy, timers, creating a buffer or
- * a pipeline, a nested kf_graph_begin or a kf_graph_launch. Destroying a
- * buffer abandons it too (kf_graph_end then says so). Re-targeting plans
- * is allowed at any time. */
+ * a SYNC or TIMED launch, an invalid or refused launch (its error names
+ * the launch's number and kernel), kf_dispatch (it destroys its plan),
+ * kf_device_sync, upload, download, copy, timers, creating a buffer
+ * (kf_buffer_create; kf_buffer_wrap and kf_buffer_view allocate nothing and
+ * are allowed) or a pipeline, a nested kf_graph_begin or a kf_graph_launch.
+ * Destroying a buffer abandons it too (kf_graph_end then says so).
+ * Re-targeting plans is allowed at any time, also while recording: a launch
+ * keeps the shape it was recorded with until the first replay, which
+ * carries the plan as it is then. */
 typedef struct kf_graph kf_graph;
 KF_API kf_status kf_graph_begin(kf_device *dev, kf_error *err);
 /* Ends dev's recording and makes it launchable (CUDA: cuStreamEndCapture,

@@ -877,8 +877,9 @@ static void cuda_graph_abort(kf_graph *g)
 }
 
 /* The captured graph holds the recorded nodes, each a kernel node of its
- * launch's function and grid; with collectives, NCCL's nodes besides
- * (as many as it makes). */
+ * launch's function and of the grid and shared bytes it was recorded with
+ * (a plan re-targeted since is carried in at the first replay); with
+ * collectives, NCCL's nodes besides (as many as it makes). */
 static kf_status graph_check_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
 {
     size_t n = 0;
@@ -889,13 +890,14 @@ static kf_status graph_check_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
     if (launches == g->n ? n != g->n : n < launches)
         return kf_error_set(err, KF_ERR_DEVICE, "the captured graph holds %zu nodes for %u launches", n, launches);
     for (uint32_t i = 0; i < g->n; i++) {
-        const kf_plan *pl = g->nodes[i].plan;
+        const kf_graph_node *nd = &g->nodes[i];
+        const kf_plan *pl = nd->plan;
         if (!pl) continue;
         CUDA_KERNEL_NODE_PARAMS kp = {0};
         CU_CHECK(GraphKernelNodeGetParams(cg->nodes[i], &kp));
-        if (kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] || kp.gridDimZ != pl->grid[2] ||
+        if (kp.gridDimX != nd->grid[0] || kp.gridDimY != nd->grid[1] || kp.gridDimZ != nd->grid[2] ||
             kp.blockDimX != pl->block[0] || kp.blockDimY != pl->block[1] || kp.blockDimZ != pl->block[2] ||
-            kp.sharedMemBytes != pl->dyn_shared)
+            kp.sharedMemBytes != nd->dyn_shared)
             return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph does not have the launch shape of "
                                 "launch %u (kernel '%s')", i, i, pl->p->name);
     }

@@ -734,13 +734,15 @@ kf_status kf_rt_plan_writable(kf_plan *plan, kf_error *err)
 kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     KF_NEED(plan, err, "the plan");
+    kf_status st = KF_OK;
     if (mode != KF_DISPATCH_SYNC && mode != KF_DISPATCH_ASYNC && mode != KF_DISPATCH_TIMED)
-        return kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: unknown dispatch mode %d", (int)mode);
-    if (mode == KF_DISPATCH_TIMED && !ms)
-        return kf_error_set(err, KF_ERR_USAGE, "a timed dispatch needs somewhere to put the time (ms is NULL)");
-    kf_status st = kf_rt_plan_writable(plan, err);
+        st = kf_error_set(err, KF_ERR_USAGE, "kf_plan_launch: unknown dispatch mode %d", (int)mode);
+    else if (mode == KF_DISPATCH_TIMED && !ms)
+        st = kf_error_set(err, KF_ERR_USAGE, "a timed dispatch needs somewhere to put the time (ms is NULL)");
+    else
+        st = kf_rt_plan_writable(plan, err);
+    if (plan->p->dev->rec) return kf_rt_rec_launch(plan, mode, st, err);   /* a refusal abandons the recording */
     if (st != KF_OK) return st;
-    if (plan->p->dev->rec) return kf_rt_rec_launch(plan, mode, err);
     if (plan->empty) {
         if (ms) *ms = 0;
         return KF_OK;
@@ -783,10 +785,11 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
 {
     kf_plan *plan;
     KF_NEED(p, err, "the pipeline");
+    kf_status st = kf_rt_rec_refuse(p->dev, "kf_dispatch (its plan does not outlive the call; record a kf_plan)", err);
+    if (st != KF_OK) return st;
     if (mode != KF_DISPATCH_SYNC && mode != KF_DISPATCH_ASYNC && mode != KF_DISPATCH_TIMED)
         return kf_error_set(err, KF_ERR_USAGE, "kf_dispatch: unknown dispatch mode %d", (int)mode);
-    kf_status st = kf_rt_rec_refuse(p->dev, "kf_dispatch (its plan does not outlive the call; record a kf_plan)", err);
-    if (st == KF_OK) st = kf_plan_create(p, args, nargs, launch, &plan, err);
+    st = kf_plan_create(p, args, nargs, launch, &plan, err);
     if (st != KF_OK) return st;
     st = kf_plan_launch(plan, mode, ms, err);
     kf_plan_destroy(plan);

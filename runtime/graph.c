@@ -85,11 +85,16 @@ static kf_status grow(kf_graph *g, kf_error *err)
     return KF_OK;
 }
 
-kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err)
+kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_status refused, kf_error *err)
 {
     kf_device *dev = plan->p->dev;
     kf_graph *g = dev->rec;
     char msg[800];
+    if (refused != KF_OK) {
+        snprintf(msg, sizeof msg, "launch %u (kernel '%.100s') is refused: %.600s", g->n, plan->p->name,
+                 err ? err->msg : kf_status_name(refused));
+        return abandon(dev, refused, msg, err);
+    }
     if (mode != KF_DISPATCH_ASYNC) {
         snprintf(msg, sizeof msg, "launch %u (kernel '%s') is %s: a graph records launches made with "
                  "KF_DISPATCH_ASYNC only (a wait for the device cannot be recorded)", g->n, plan->p->name,
@@ -107,7 +112,8 @@ kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err)
         snprintf(msg, sizeof msg, "launch %u (kernel '%.100s'): %.660s", g->n, plan->p->name, err ? err->msg : "failed");
         return abandon(dev, st, msg, err);
     }
-    g->nodes[g->n++] = (kf_graph_node){plan, plan->gen, {0}};
+    g->nodes[g->n++] = (kf_graph_node){plan, plan->gen, {0},
+                                       {plan->grid[0], plan->grid[1], plan->grid[2]}, plan->dyn_shared};
     return KF_OK;
 }
 
@@ -121,7 +127,7 @@ kf_status kf_rt_rec_coll(kf_device *dev, const kf_coll *c, kf_error *err)
         snprintf(msg, sizeof msg, "collective %u: %.700s", g->n, err ? err->msg : "failed");
         return abandon(dev, st, msg, err);
     }
-    g->nodes[g->n++] = (kf_graph_node){NULL, 0, *c};
+    g->nodes[g->n++] = (kf_graph_node){NULL, 0, *c, {0, 0, 0}, 0};
     return KF_OK;
 }
 
@@ -190,10 +196,11 @@ static kf_status update_nodes(kf_graph *g, kf_error *err)
 kf_status kf_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     KF_NEED(g, err, "the graph");
+    kf_status st = kf_rt_rec_refuse(g->dev, "kf_graph_launch", err);
+    if (st != KF_OK) return st;
     if (mode == KF_DISPATCH_TIMED && !ms)
         return kf_error_set(err, KF_ERR_USAGE, "a timed graph launch needs somewhere to put the time (ms is NULL)");
-    kf_status st = kf_rt_rec_refuse(g->dev, "kf_graph_launch", err);
-    if (st == KF_OK) st = update_nodes(g, err);
+    st = update_nodes(g, err);
     return st == KF_OK ? g->dev->ops->graph_launch(g, mode, ms, err) : st;
 }
 

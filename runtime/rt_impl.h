@@ -125,11 +125,16 @@ typedef struct {
 } kf_coll;
 
 /* One recorded launch of a graph: the plan, and its gen when the graph
- * last gave the device its arguments; or (plan NULL) a collective. */
+ * last gave the device its arguments; or (plan NULL) a collective. grid
+ * and dyn_shared are the plan's when it was recorded (what the capture
+ * holds: a re-target during the recording changes the plan's, and the
+ * first replay carries it in). */
 typedef struct {
     kf_plan *plan;
     uint64_t gen;
     kf_coll coll;
+    uint32_t grid[3];
+    uint32_t dyn_shared;
 } kf_graph_node;
 
 struct kf_graph {
@@ -178,7 +183,7 @@ void kf_rt_rec_abandon(kf_device *dev, const char *why);
  * only when some buffer of the device was marked read-only since it last
  * did (the device's ro_gen). */
 kf_status kf_rt_plan_writable(kf_plan *plan, kf_error *err);
-kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err);
+kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_status refused, kf_error *err);
 /* Records collective c as the next node of its rank's recording device
  * (the backend's work, if any, already queued on the capturing stream). */
 kf_status kf_rt_rec_coll(kf_device *dev, const kf_coll *c, kf_error *err);

@@ -320,9 +320,44 @@ static kf_status c_pipeline(fx *f, kf_plan *p)
     return st;
 }
 
+/* A launch that is refused for a reason of its own abandons the recording
+ * too (an invalid launch: kforge.h), not only those a graph cannot hold. */
+static kf_status c_timed_no_ms(fx *f, kf_plan *p) { return kf_plan_launch(p, KF_DISPATCH_TIMED, NULL, &f->err); }
+static kf_status c_bad_mode(fx *f, kf_plan *p) { return kf_plan_launch(p, (kf_dispatch_mode)7, NULL, &f->err); }
+
+static kf_status c_dispatch_bad_mode(fx *f, kf_plan *p)
+{
+    kf_arg a[4] = {{NULL, f32v(1.0f)}, {.buf = f->x}, {.buf = f->y2}, {NULL, u32v(N)}};
+    kf_launch l = {.count = N};
+    return kf_dispatch(f->p, a, 4, &l, (kf_dispatch_mode)9, NULL, &f->err);
+}
+
+static kf_status c_readonly(fx *f, kf_plan *p)
+{
+    kf_buffer_set_readonly(f->y, true);   /* after the plan was made: its launch is refused */
+    kf_status st = kf_plan_launch(p, KF_DISPATCH_ASYNC, NULL, &f->err);
+    kf_buffer_set_readonly(f->y, false);
+    return st;
+}
+
+static kf_graph *made;   /* a graph made before the recording (c_graph_launch) */
+
+static kf_status c_graph_launch(fx *f, kf_plan *p) { return kf_graph_launch(made, KF_DISPATCH_TIMED, NULL, &f->err); }
+
 static void recording_refuses_what_a_graph_cannot_hold(void **state)
 {
     fx *f = *state;
+    kf_plan *first = saxpy_plan(f, 1.0f);
+    assert_int_equal(kf_graph_begin(f->dev, &f->err), KF_OK);
+    assert_int_equal(kf_plan_launch(first, KF_DISPATCH_ASYNC, NULL, &f->err), KF_OK);
+    assert_int_equal(kf_graph_end(f->dev, &made, &f->err), KF_OK);
+    refused_while_recording(f, c_timed_no_ms, "launch 1 (kernel 'saxpy') is refused: a timed dispatch needs");
+    refused_while_recording(f, c_bad_mode, "launch 1 (kernel 'saxpy') is refused: kf_plan_launch: unknown dispatch mode 7");
+    refused_while_recording(f, c_readonly, "launch 1 (kernel 'saxpy') is refused: argument 2");
+    refused_while_recording(f, c_dispatch_bad_mode, "kf_dispatch (its plan does not outlive the call");
+    refused_while_recording(f, c_graph_launch, "kf_graph_launch after launch 0");
+    kf_graph_destroy(made);
+    kf_plan_destroy(first);
     refused_while_recording(f, c_sync, "kf_device_sync after launch 0 (kernel 'saxpy')");
     refused_while_recording(f, c_sync_launch, "launch 1 (kernel 'saxpy') is KF_DISPATCH_SYNC");
     refused_while_recording(f, c_upload, "kf_buffer_upload after launch 0");

@@ -917,6 +917,32 @@ static void graph_replays_and_carries_retargets_without_recapture(void **state)
     }
 }
 
+/* A plan re-targeted while recording, after its launch was recorded, to a
+ * value that moves its grid (re-targeting is allowed at any time): the
+ * capture holds the grid the launch was recorded with, kf_graph_end takes
+ * it, and the first replay carries the new one in. */
+static void retarget_while_recording_reaches_the_first_replay(void **state)
+{
+    for (int path = 0; path < 2; path++) {
+        gfx g;
+        kf_error e = {0};
+        kf_graph *gr = NULL;
+        gfx_make(&g, path ? KF_BACKEND_PTX : KF_BACKEND_CUDA);
+        assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
+        assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);   /* grid 4 */
+        kf_value n600 = {.type = kf_type_scalar(KF_S_U32), .lane = {600}};
+        assert_int_equal(kf_plan_set_value(g.plan, 3, &n600, &e), KF_OK);                 /* grid 3 */
+        if (kf_graph_end(g.d, &gr, &e) != KF_OK) fail_msg("kf_graph_end: %s", e.msg);
+        int updates = mock_calls("cuGraphExecKernelNodeSetParams_v2");
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(mock_calls("cuGraphExecKernelNodeSetParams_v2"), updates + 1);
+        assert_int_equal(last_launch()->grid[0], 3);
+        expect_y(g.y, 1.0f, 600);
+        kf_graph_destroy(gr);
+        gfx_free(&g);
+    }
+}
+
 /* Two plans of one function and grid in one graph: re-targeting the second
  * updates the second's node, also when the driver lists the graph's nodes
  * in another order than the capture's (MOCKCUDA_NODES_REVERSED). */
@@ -1222,6 +1248,7 @@ int main(void)
         cmocka_unit_test(module_build_error_leaves_nothing),
         cmocka_unit_test(ptx_links_through_nvjitlink_when_asked),
         cmocka_unit_test(graph_replays_and_carries_retargets_without_recapture),
+        cmocka_unit_test(retarget_while_recording_reaches_the_first_replay),
         cmocka_unit_test(each_plan_updates_its_own_node_whatever_the_node_order),
         cmocka_unit_test(failed_capture_names_the_launch_and_leaves_the_device_usable),
         cmocka_unit_test(waits_while_recording_are_refused_before_the_driver),
