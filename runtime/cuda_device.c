@@ -821,7 +821,12 @@ static kf_status cuda_graph_begin(kf_graph *g, kf_error *err)
     if (!cg) return kf_error_set(err, KF_ERR_NOMEM, "out of memory starting a graph recording");
     kf_status st = use(g->dev, err);
     if (st != KF_OK) goto cleanup;
-    CU_CHECK(StreamBeginCapture(cd->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    /* Relaxed: the recording device refuses every call a graph cannot hold
+     * itself; the driver's own prohibitions (global or thread-local mode)
+     * would also refuse the work of other devices on this GPU and thread,
+     * which the recording does not touch (a second kf_device's
+     * cuStreamSynchronize gave CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED). */
+    CU_CHECK(StreamBeginCapture(cd->stream, CU_STREAM_CAPTURE_MODE_RELAXED));
     g->impl = cg;
     return KF_OK;
 cleanup:

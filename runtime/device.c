@@ -797,21 +797,25 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
 }
 
 /* ---- timed regions and resources ------------------------------------------------ */
+/* A timer call abandons a recording on every device (first), whatever else
+ * is wrong with it. */
 kf_status kf_device_timer_start(kf_device *dev, kf_error *err)
 {
+    kf_status st = kf_rt_rec_refuse(dev, "kf_device_timer_start", err);
+    if (st != KF_OK) return st;
     if (!dev->ops->timer)
         return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
-    kf_status st = kf_rt_rec_refuse(dev, "kf_device_timer_start", err);
-    return st == KF_OK ? dev->ops->timer(dev, false, NULL, err) : st;
+    return dev->ops->timer(dev, false, NULL, err);
 }
 
 kf_status kf_device_timer_stop(kf_device *dev, float *ms, kf_error *err)
 {
+    kf_status st = kf_rt_rec_refuse(dev, "kf_device_timer_stop", err);
+    if (st != KF_OK) return st;
     if (!dev->ops->timer)
         return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
     if (!ms) return kf_error_set(err, KF_ERR_USAGE, "a timed region needs somewhere to put the time (ms is NULL)");
-    kf_status st = kf_rt_rec_refuse(dev, "kf_device_timer_stop", err);
-    return st == KF_OK ? dev->ops->timer(dev, true, ms, err) : st;
+    return dev->ops->timer(dev, true, ms, err);
 }
 
 kf_status kf_pipeline_resources(const kf_pipeline *p, kf_resources *out, kf_error *err)

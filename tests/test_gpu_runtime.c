@@ -767,6 +767,48 @@ static void sync_while_recording_leaves_the_gpu_usable(void **state)
     kf_pipeline_destroy(p);
 }
 
+/* Another device on the same GPU (the same primary context, a stream of
+ * its own) works as usual while gpu records (allocations,
+ * copies, synchronous launches, syncs), and the recording is unharmed: the
+ * capture is relaxed, so the driver refuses only what the recording device
+ * itself refuses. */
+static void a_second_device_works_while_the_first_records(void **state)
+{
+    need_gpu();
+    kf_device *other;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, &other, &e), KF_OK);
+    kf_pipeline *p = raw_saxpy(gpu, KF_SRC_CUDA, saxpy_cu, false);
+    kf_pipeline *q = raw_saxpy(other, KF_SRC_CUDA, saxpy_cu, false);
+    vecs v = make_vecs(gpu, N);
+    kf_arg a[4];
+    set_args(a, 1.0f, &v, N);
+    kf_launch l = {.count = N};
+    kf_plan *plan;
+    kf_graph *g = NULL;
+    assert_int_equal(kf_plan_create(p, a, 4, &l, &plan, &e), KF_OK);
+    assert_int_equal(kf_graph_begin(gpu, &e), KF_OK);
+    assert_int_equal(kf_plan_launch(plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    vecs w = make_vecs(other, N);   /* allocations and uploads */
+    kf_arg b[4];
+    set_args(b, 2.0f, &w, N);
+    if (kf_dispatch(q, b, 4, &l, KF_DISPATCH_SYNC, NULL, &e) != KF_OK) fail_msg("%s", e.msg);
+    assert_int_equal(kf_device_sync(other, &e), KF_OK);
+    check_y(&w, N, 2.0f, 1);           /* a download */
+    assert_int_equal(kf_plan_launch(plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    if (kf_graph_end(gpu, &g, &e) != KF_OK) fail_msg("kf_graph_end: %s", e.msg);
+    check_y(&v, N, 1.0f, 0);           /* recorded, not run */
+    assert_int_equal(kf_graph_launch(g, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    check_y(&v, N, 1.0f, 2);
+    kf_graph_destroy(g);
+    kf_plan_destroy(plan);
+    free_vecs(&w);
+    free_vecs(&v);
+    kf_pipeline_destroy(q);
+    kf_pipeline_destroy(p);
+    kf_device_close(other);
+}
+
 /* Last: a fault poisons the context for the rest of the process. */
 static void kernel_fault_is_a_runtime_error(void **state)
 {
@@ -799,6 +841,7 @@ int main(void)
         cmocka_unit_test(explicit_3d_launch_with_dynamic_shared),
         cmocka_unit_test(validation_uses_device_limits),
         cmocka_unit_test(raw_wmma_gemm_tile_matches_host),
+        cmocka_unit_test(a_second_device_works_while_the_first_records),
         cmocka_unit_test(nvrtc_error_carries_the_log),
         cmocka_unit_test(bad_ptx_carries_the_jit_log),
         cmocka_unit_test(kf_kernel_matches_cpu_on_both_gpu_paths),

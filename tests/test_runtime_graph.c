@@ -340,6 +340,9 @@ static kf_status c_readonly(fx *f, kf_plan *p)
     return st;
 }
 
+static kf_status c_timer(fx *f, kf_plan *p) { return kf_device_timer_start(f->dev, &f->err); }
+static kf_status c_timer_stop(fx *f, kf_plan *p) { return kf_device_timer_stop(f->dev, NULL, &f->err); }
+
 static kf_graph *made;   /* a graph made before the recording (c_graph_launch) */
 
 static kf_status c_graph_launch(fx *f, kf_plan *p) { return kf_graph_launch(made, KF_DISPATCH_TIMED, NULL, &f->err); }
@@ -356,6 +359,8 @@ static void recording_refuses_what_a_graph_cannot_hold(void **state)
     refused_while_recording(f, c_readonly, "launch 1 (kernel 'saxpy') is refused: argument 2");
     refused_while_recording(f, c_dispatch_bad_mode, "kf_dispatch (its plan does not outlive the call");
     refused_while_recording(f, c_graph_launch, "kf_graph_launch after launch 0");
+    refused_while_recording(f, c_timer, "kf_device_timer_start after launch 0");   /* (the CPU has no timer) */
+    refused_while_recording(f, c_timer_stop, "kf_device_timer_stop after launch 0");
     kf_graph_destroy(made);
     kf_plan_destroy(first);
     refused_while_recording(f, c_sync, "kf_device_sync after launch 0 (kernel 'saxpy')");
