@@ -25,6 +25,9 @@
 #          its stream), or test_torch.py alone where pytest is missing
 #       4d. fold: tools/fold/run.sh, every operator and builtin on edge values,
 #          the cuda and ptx paths against the interpreter at -O1 and -O0
+#       4e. apifuzz: tools/apifuzz/compare.sh, GPU_CHECK_APIFUZZ_COUNT (default 200)
+#          random sequences of public API calls on cpu, cuda and ptx, each GPU
+#          backend's trace byte-identical to the cpu's (about a minute)
 #       5. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
 #          shrunk and saved under $OUT/difftest)
 #       6. `kforge bench`: every library bench (kernels/bench, gemm and tc_gemv
@@ -242,6 +245,14 @@ if ! skipped raw; then
     grep -q '^y: &mut \[f32\], 1000 elements = \[0, 2, 4, 6, 8, 10, 12, 14, \.\.\.\]$' "$logs/raw.log" || rc=1
     [ "$(grep -c '^c: &mut \[f32\], 256 elements = \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\.\]$' "$logs/raw.log")" = 2 ] || rc=1
     note raw "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -c '^time:' "$logs/raw.log") timed runs; $(grep -m1 '^entries:' "$logs/raw.log")"
+fi
+
+if ! skipped apifuzz; then
+    echo "== kforge-apifuzz: random sequences of API calls, cuda and ptx against cpu seed by seed"
+    run_step "$logs/apifuzz.log" "$root/tools/apifuzz/compare.sh" "$build/kforge-apifuzz" \
+        "${GPU_CHECK_APIFUZZ_COUNT:-200}" "$logs/apifuzz"
+    rc=$?
+    note apifuzz "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E '^(cuda|ptx) against cpu' "$logs/apifuzz.log" | tr '\n' ' ')"
 fi
 
 if ! skipped python; then
