@@ -26,6 +26,7 @@ it is found (KFORGE_LIBRARY overrides)."""
 
 import ctypes
 import math
+import operator
 import os
 from ctypes import byref, c_float, c_size_t, c_void_p
 
@@ -116,7 +117,8 @@ _BITS = {"bool": 1, "i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32
 
 class Param:
     """A kernel parameter: name, type (as .kf spells it), scalar, lanes,
-    is_buffer, mutable (a &mut buffer)."""
+    is_buffer, mutable (a &mut buffer), align (buffers: the byte alignment
+    the kernel's widest access needs)."""
 
     def __init__(self, p):
         buf = ctypes.create_string_buffer(64)
@@ -127,6 +129,7 @@ class Param:
         self.is_buffer = p.type.kind == _lib.TK_BUFFER
         self.mutable = bool(p.type.flags & _lib.TF_MUT)
         self._type = _lib.Type(p.type.kind, p.type.scalar, p.type.lanes, p.type.flags, p.type.len)
+        self.align = max(p.align, _C.kf_type_size(self.elem_type())) if self.is_buffer else 0
 
     def elem_type(self):
         kind = _lib.TK_SCALAR if self.lanes == 1 else _lib.TK_VECTOR
@@ -170,7 +173,10 @@ def _value(p, x):
     """The kf_value for scalar or vector parameter p."""
     if p.lanes == 1:
         return _scalar_value(p, x, "")
-    lanes = list(x) if isinstance(x, (list, tuple, np.ndarray)) else [x] * p.lanes
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x.item()
+    seq = isinstance(x, (list, tuple, range, np.ndarray))
+    lanes = list(x) if seq else [x] * p.lanes
     if len(lanes) != p.lanes:
         raise UsageError(f"parameter '{p.name}' is {p.type}: give one number or {p.lanes}, not {len(lanes)}")
     v = _lib.Value()
@@ -281,6 +287,25 @@ def _host_array(p, x):
     return x
 
 
+def _host_alias(p, x, host):
+    """For host array x of parameter p, given the (array, param, buffer) bound
+    before it: the buffer of an earlier &mut argument that is the very same
+    array when p is &mut too (both then see one memory, as in place), None
+    when x shares no memory with the others; any other sharing with a written
+    argument is refused, as kf_dispatch refuses it (a copy per argument
+    would run the kernel on snapshots and lose writes)."""
+    for y, q, b in host:
+        if not isinstance(y, np.ndarray) or not np.shares_memory(x, y):
+            continue
+        if p.mutable and q.mutable and x.__array_interface__ == y.__array_interface__:
+            return b
+        if p.mutable or q.mutable:
+            w = p.name if p.mutable else q.name
+            raise UsageError(f"parameters '{q.name}' and '{p.name}' share memory and '{w}' is written by the "
+                             f"kernel: pass separate arrays (or the same array to two &mut parameters)")
+    return None
+
+
 class _Binding:
     """The kf_args of one call, the buffers behind them, and what to copy back."""
 
@@ -326,8 +351,9 @@ class Kernel:
                  sync=None, timed=False):
         """Runs the kernel once. backend: "cpu", "cuda" or "ptx" (default: cuda
         when a CUDA tensor is given, else cpu); device: the GPU (default: the
-        tensors'); grid, block (int or tuple), shared (dynamic shared bytes)
-        override the schedule; count: the elements of a schedule without a
+        tensors'); grid, block (int or tuple) override the schedule; shared:
+        dynamic shared bytes, a positive number overrides the schedule's
+        (0 or None keeps it); count: the elements of a schedule without a
         grid (default: the first buffer's). sync: wait for the kernel
         (default: yes, but not on PyTorch's stream); timed=True waits and
         returns the device milliseconds."""
@@ -347,6 +373,7 @@ class Kernel:
         kargs = (_lib.Arg * max(1, len(args)))()
         first = None
         torch_stream = None
+        host = []   # (the argument, its param, its kf buffer) of each host array bound so far
         for i, (p, x) in enumerate(zip(self.params, args)):
             if not p.is_buffer:
                 kargs[i].value = _value(p, x)
@@ -357,12 +384,19 @@ class Kernel:
                 kargs[i].buf = bind.buffer(dev, p, ptr, n // p.lanes, True, err)
             else:
                 a = _host_array(p, x)
-                bind.keep.append(a)
                 n = a.size // p.lanes
-                aligned = a.ctypes.data % max(1, _C.kf_type_size(p.elem_type())) == 0
-                wrap = backend == "cpu" and aligned
+                same = _host_alias(p, x, host)
+                if same is not None:   # the very array of an earlier &mut argument: its buffer
+                    kargs[i].buf = same
+                    host.append((x, p, same))
+                    if first is None:
+                        first = n
+                    continue
+                bind.keep.append(a)
+                wrap = backend == "cpu" and a.ctypes.data % p.align == 0
                 b = bind.buffer(dev, p, a.ctypes.data if n else 0, n, wrap, err)
                 kargs[i].buf = b
+                host.append((x, p, b))
                 if not wrap:
                     _check(_C.kf_buffer_upload(b, c_void_p(a.ctypes.data), a.nbytes, byref(err)), err)
                     if p.mutable:
@@ -416,13 +450,28 @@ def _cuda_array_device(x):
     return dev.index or 0
 
 
+def _dim(d):
+    """d as a positive int below 2**32 (NumPy integers too), or None."""
+    if isinstance(d, (bool, np.bool_)):
+        return None
+    try:
+        d = operator.index(d)
+    except TypeError:
+        return None
+    return d if 0 < d < 2 ** 32 else None
+
+
 def _dims(v, what):
     if v is None:
         return (0, 0, 0)
-    t = (v,) if isinstance(v, int) else tuple(v)
-    if not 1 <= len(t) <= 3 or any(not isinstance(d, int) or d <= 0 for d in t):
-        raise UsageError(f"{what} must be a positive int or a tuple of 1 to 3 of them, not {v!r}")
-    return t + (1,) * (3 - len(t))
+    try:
+        t = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    except TypeError:
+        t = (v,)
+    dims = tuple(_dim(d) for d in t)
+    if not 1 <= len(dims) <= 3 or None in dims:
+        raise UsageError(f"{what} must be a positive int below 2**32 or a tuple of 1 to 3 of them, not {v!r}")
+    return dims + (1,) * (3 - len(dims))
 
 
 def _launch(grid, block, shared):
@@ -504,12 +553,20 @@ def _compile_error(m):
     for i in range(_C.kf_module_diag_count(m)):
         d = _lib.Diagnostic()
         if _C.kf_module_diag(m, i, byref(d)):
-            diags.append(((d.loc.file or b"").decode(), d.loc.line, d.loc.col, d.message.decode()))
-    text = _C.kf_module_diagnostics(m).decode()
+            diags.append(((d.loc.file or b"").decode(errors="replace"), d.loc.line, d.loc.col,
+                          d.message.decode(errors="replace")))
+    text = _C.kf_module_diagnostics(m).decode(errors="replace")   # (a source line may not be UTF-8)
     first = diags[0] if diags else (None, None, None, None)
     exc = CompileError(text.rstrip("\n"), "KF_ERR_SOURCE", *first[:3])
     exc.diagnostics = diags
     return exc
+
+
+def _define_text(v):
+    """A define's value as -D takes it: True/False as the language's true/false."""
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    return str(v)
 
 
 def compile(source, defines=None, opt=1, name=None):
@@ -520,7 +577,7 @@ def compile(source, defines=None, opt=1, name=None):
     if opt not in (0, 1):
         raise UsageError(f"opt must be 0 or 1 (the IR optimiser off or on), not {opt!r}")
     defs = list((defines or {}).items())
-    arr = (_lib.Define * max(1, len(defs)))(*[_lib.Define(str(k).encode(), str(v).encode()) for k, v in defs])
+    arr = (_lib.Define * max(1, len(defs)))(*[_lib.Define(str(k).encode(), _define_text(v).encode()) for k, v in defs])
     opts = _lib.CompileOpts(arr, len(defs), 2 if opt else 1)
     m = c_void_p()
     if not isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)):
@@ -543,8 +600,10 @@ def compile(source, defines=None, opt=1, name=None):
         text = source.encode() if isinstance(source, str) else bytes(source)
         st = _C.kf_compile((name or "<string>").encode(), text, len(text), byref(opts), byref(m))
     if st == _lib.ERR_SOURCE:
-        exc = _compile_error(m)
-        _C.kf_module_free(m)
+        try:
+            exc = _compile_error(m)
+        finally:
+            _C.kf_module_free(m)
         raise exc
     if st != _lib.OK:
         if m:

@@ -170,10 +170,75 @@ def test_keywords_and_values_out_of_range_raise(m):
     m.axpy(3.4e38, x, y, 8)   # the largest f32 region still fits
 
 
+ALIAS = """
+@schedule(block = 32, grid = cdiv(n, 32))
+kernel twomut(a: &mut [f32], b: &mut [f32], n: u32) {
+    let i = global_id.x;
+    if i < n { a[i] += 1.0; b[i] += 2.0; }
+}
+
+@schedule(block = 32, grid = cdiv(n, 32))
+kernel quad(x: &[f32], y: &mut [f32], n: u32) {
+    let i = global_id.x;
+    if i < n {
+        let v = (x as &[f32x4])[i] * f32x4(2.0);
+        y[4 * i] = v.x; y[4 * i + 1] = v.y; y[4 * i + 2] = v.z; y[4 * i + 3] = v.w;
+    }
+}
+"""
+
+
+def _unaligned(n):
+    """A float32 array of n elements at an odd address (copied, not wrapped)."""
+    return np.frombuffer(bytearray(4 * n + 1), dtype=np.float32, offset=1, count=n)
+
+
+def test_arrays_sharing_memory_keep_their_meaning_when_copied():
+    """Host arrays the runtime cannot use in place (an odd address) are
+    copied; the same array given to two &mut parameters still sees both
+    writes, and an array overlapping a written one is refused, as kf_dispatch
+    refuses it for memory used in place (found by a property probe)."""
+    k = kforge.compile(ALIAS, name="alias.kf")
+    for a in (np.zeros(4, np.float32), _unaligned(4)):
+        k.twomut(a, a, 4)
+        assert a.tolist() == [3.0] * 4
+        x = a.copy() if a.flags.writeable else a
+        with pytest.raises(kforge.UsageError, match="parameters 'x' and 'y' share memory and 'y' is written"):
+            k.quad(x[:4], x[:4], 1)
+    big = np.arange(17, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    k.quad(big[1:], y, 4)   # 4-byte aligned, read as 16-byte vectors: copied, not refused
+    assert y.tolist() == (2 * big[1:]).tolist()
+
+
+def test_launch_shapes_and_vector_values_take_numpy_and_python_forms(m):
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    m.axpy(1.0, x, y, 8, grid=np.int64(1), block=(np.int32(64),))
+    assert y.tolist() == [1.0] * 8
+    for bad in (2 ** 32 + 1, 2.0, True, (1, 0)):
+        with pytest.raises(kforge.UsageError, match="grid must be a positive int below 2\\*\\*32"):
+            m.axpy(1.0, x, y, 8, grid=bad)
+    h, out = np.ones(4, np.float16), np.zeros(16, np.float32)
+    m.widen(h, range(4), out, 0, True, 4)
+    assert out.tolist() == [0.0, 1.0, 2.0, 3.0] * 4
+    m.widen(h, np.array(2.0), out, 0, True, 4)
+    assert out.tolist() == [2.0] * 16
+
+
+def test_a_source_that_is_not_utf8_is_a_compile_error():
+    with pytest.raises(kforge.CompileError, match="invalid UTF-8 byte 0xff"):
+        kforge.compile(b"kernel k(y: &mut [f32]) { y[0] = 1.0; } \xff\n")
+
+
 def test_defines_and_optimisation_level():
     s = kforge.compile(SAXPY, defines={"BLOCK": 128}, opt=0)
     assert s.saxpy.schedule["block"] == (128, 1, 1)
     assert "block(128, 1, 1)" in s.emit("ir")
+    f = kforge.compile("const FLAG: bool = false;\nkernel k(y: &mut [u32]) { y[0] = select(FLAG, 1, 2); }\n",
+                       defines={"FLAG": True})
+    y = np.zeros(1, np.uint32)
+    f.k(y, grid=1, block=1)
+    assert y.tolist() == [1]
 
 
 def test_emit_text_targets(m):
