@@ -28,6 +28,7 @@ import ctypes
 import math
 import operator
 import os
+import threading
 from ctypes import byref, c_float, c_size_t, c_void_p
 
 import numpy as np
@@ -218,6 +219,11 @@ class _Device:
 
 
 _devices = {}
+# kforge.h drives a device (its launches, buffers and pipelines) from one
+# thread at a time, and every call shares the devices of _devices: calls,
+# and the pipelines a module frees, take this lock (re-entrant: a module's
+# __del__ may run inside a call).
+_device_lock = threading.RLock()
 
 
 def _device(backend, ordinal):
@@ -406,6 +412,10 @@ class Kernel:
         return kargs, first, torch_stream
 
     def _run(self, args, backend, device, launch, count, sync, timed):
+        with _device_lock:
+            return self._run_locked(args, backend, device, launch, count, sync, timed)
+
+    def _run_locked(self, args, backend, device, launch, count, sync, timed):
         ordinal = device if device is not None else _tensor_device(args)
         dev = _device(backend, ordinal or 0)
         pipe = self._module._pipeline(self, dev, backend, ordinal or 0)
@@ -541,8 +551,9 @@ class Module:
         ptr = getattr(self, "_ptr", None)
         if not ptr or not _C:
             return
-        for _, p in self._pipelines.values():
-            _C.kf_pipeline_destroy(p)
+        with _device_lock:
+            for _, p in self._pipelines.values():
+                _C.kf_pipeline_destroy(p)
         self._pipelines = {}
         _C.kf_module_free(ptr)
         self._ptr = None

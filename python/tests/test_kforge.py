@@ -225,6 +225,27 @@ def test_launch_shapes_and_vector_values_take_numpy_and_python_forms(m):
     assert out.tolist() == [2.0] * 16
 
 
+def test_calls_from_several_threads_are_serialised(m):
+    """One device serves every thread, and kforge.h drives a device from one
+    thread at a time: the package takes a lock around each call."""
+    import threading
+    out = {}
+
+    def work(t):
+        x = np.full(64, t, np.float32)
+        for _ in range(50):
+            y = np.zeros(64, np.float32)
+            m.axpy(2.0, x, y, 64)
+            out.setdefault(t, set()).add(tuple(y.tolist()))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert out == {t: {(2.0 * t,) * 64} for t in range(4)}
+
+
 def test_a_source_that_is_not_utf8_is_a_compile_error():
     with pytest.raises(kforge.CompileError, match="invalid UTF-8 byte 0xff"):
         kforge.compile(b"kernel k(y: &mut [f32]) { y[0] = 1.0; } \xff\n")
