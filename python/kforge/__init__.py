@@ -301,7 +301,7 @@ def _host_alias(p, x, host):
     argument is refused, as kf_dispatch refuses it (a copy per argument
     would run the kernel on snapshots and lose writes)."""
     for y, q, b in host:
-        if not isinstance(y, np.ndarray) or not np.shares_memory(x, y):
+        if not np.shares_memory(x, y):
             continue
         if p.mutable and q.mutable and x.__array_interface__ == y.__array_interface__:
             return b
@@ -391,22 +391,17 @@ class Kernel:
             else:
                 a = _host_array(p, x)
                 n = a.size // p.lanes
-                same = _host_alias(p, x, host)
-                if same is not None:   # the very array of an earlier &mut argument: its buffer
-                    kargs[i].buf = same
-                    host.append((x, p, same))
-                    if first is None:
-                        first = n
-                    continue
-                bind.keep.append(a)
-                wrap = backend == "cpu" and a.ctypes.data % p.align == 0
-                b = bind.buffer(dev, p, a.ctypes.data if n else 0, n, wrap, err)
+                b = _host_alias(p, x, host)   # the very array of an earlier &mut argument: its buffer
+                if b is None:
+                    bind.keep.append(a)
+                    wrap = backend == "cpu" and a.ctypes.data % p.align == 0
+                    b = bind.buffer(dev, p, a.ctypes.data if n else 0, n, wrap, err)
+                    if not wrap:
+                        _check(_C.kf_buffer_upload(b, c_void_p(a.ctypes.data), a.nbytes, byref(err)), err)
+                        if p.mutable:
+                            bind.copy_back.append((b, x))
                 kargs[i].buf = b
                 host.append((x, p, b))
-                if not wrap:
-                    _check(_C.kf_buffer_upload(b, c_void_p(a.ctypes.data), a.nbytes, byref(err)), err)
-                    if p.mutable:
-                        bind.copy_back.append((b, x))
             if first is None:
                 first = n   # the default count of a schedule without a grid, as on the command line
         return kargs, first, torch_stream
@@ -474,10 +469,7 @@ def _dim(d):
 def _dims(v, what):
     if v is None:
         return (0, 0, 0)
-    try:
-        t = tuple(v) if isinstance(v, (tuple, list)) else (v,)
-    except TypeError:
-        t = (v,)
+    t = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     dims = tuple(_dim(d) for d in t)
     if not 1 <= len(dims) <= 3 or None in dims:
         raise UsageError(f"{what} must be a positive int below 2**32 or a tuple of 1 to 3 of them, not {v!r}")
