@@ -106,6 +106,14 @@ static kf_arg U(uint32_t v)
     return a;
 }
 
+/* The prefetch side job's length argument (decode.kf's PF): the next
+ * GEMV's weights w in 16-byte vectors (a u32; the kernel takes min(PF, it)). */
+static kf_arg PFN(const kf_buffer *w)
+{
+    size_t v = kf_buffer_bytes(w) / 16;
+    return U(v > UINT32_MAX ? UINT32_MAX : (uint32_t)v);
+}
+
 static kf_arg F(float f)
 {
     kf_arg a = {.value = {.type = kf_type_scalar(KF_S_F32)}};
@@ -224,11 +232,16 @@ static bool define_set(kf_cli_defines *defs, kf_define d)
  * and q4k.kf's Q8F_MINB 2 (the fused q4k GEMVs of --fuse norm, glu and on
  * two blocks an SM: the cuda build's --fuse glu step 2.031x -> 1.812x the
  * floor, 2026-12-03; NVRTC spills a few bytes there, so the file's default
- * stays 0). */
+ * stays 0), and decode.kf's PF 262144 (the q4k step's small kernels pull
+ * the first 4 MB of the next GEMV's weights into L2 with 128 more blocks,
+ * one an SM: graph 2.094 -> 2.027 ms on ptx, 2.067 -> 2.010 on cuda, two
+ * runs each, 2026-12-04; 2, 6 and 8 MB, or 4 MB in 256 blocks, gain less,
+ * 12 MB and more lose). */
 #define DC_STEP_DEFAULTS(X) \
     X(GEMV, "EARLY", "true") X(GEMV, "TRIGGER", "2") X(Q4K, "EARLY", "true") X(Q4K, "TRIGGER", "2") \
     X(Q4KN, "EARLY", "true") X(Q4KN, "TRIGGER", "2") X(OWN, "EARLY", "true") X(ROPE, "EARLY", "2") \
-    X(ROPE, "TRIGGER", "1") X(SDPA, "EARLY", "true") X(Q4K, "Q8F_MINB", "2") X(Q4KN, "Q8F_MINB", "2")
+    X(ROPE, "TRIGGER", "1") X(SDPA, "EARLY", "true") X(Q4K, "Q8F_MINB", "2") X(Q4KN, "Q8F_MINB", "2") \
+    X(OWN, "PF", "262144")
 
 static const struct {
     int mod;
@@ -645,7 +658,7 @@ static kf_status matvec(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *x, kf
 
 /* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
  * straight into the 8-bit xq, xds (the residual adds are the GEMVs'). */
-static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
+static kf_status norm(dc_model *m, kf_buffer *w, kf_buffer *next, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
     double h = sh->hidden;
@@ -653,15 +666,15 @@ static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
         kf_arg a[6] = {B(m->x), B(w), B(m->xn), U(nb(m)), U(sh->hidden), F(sh->eps)};
         return step_plan(m, DC_MOD_NORM, "rmsnorm", a, 6, (dc_cost){2 * h, 4 * h, 0, 0, 0}, err, "%u", sh->hidden);
     }
-    kf_arg a[7] = {B(m->x), B(w), B(m->xq), B(m->xds), U(nb(m)), U(sh->hidden), F(sh->eps)};
-    return step_plan(m, DC_MOD_OWN, "rmsnorm_q8", a, 7, (dc_cost){2 * h, 3 * h + h / 8, 0, 0, 0}, err, "%u",
+    kf_arg a[9] = {B(m->x), B(w), B(m->xq), B(m->xds), U(nb(m)), U(sh->hidden), F(sh->eps), B(next), PFN(next)};
+    return step_plan(m, DC_MOD_OWN, "rmsnorm_q8", a, 9, (dc_cost){2 * h, 3 * h + h / 8, 0, 0, 0}, err, "%u",
                      sh->hidden);
 }
 
 /* h = silu(g)·u, the down projection's input (q4k: its 8-bit form); a
  * batched step's rows of g and u are 2·ffn apart (decode.kf's silu_mul_rows:
  * silu_mul.kf takes one contiguous row). */
-static kf_status silu(dc_model *m, kf_error *err)
+static kf_status silu(dc_model *m, kf_buffer *next, kf_error *err)
 {
     uint32_t n = m->sh.ffn;
     if (m->c->wt == DC_F16 && nb(m) == 1) {
@@ -672,8 +685,8 @@ static kf_status silu(dc_model *m, kf_error *err)
         kf_arg a[6] = {B(m->g), B(m->u), B(m->h), U(n), U(nb(m)), U(2 * n)};
         return step_plan(m, DC_MOD_OWN, "silu_mul_rows", a, 6, (dc_cost){0, 6.0 * n, 0, 0, 0}, err, "%u", n);
     }
-    kf_arg a[7] = {B(m->g), B(m->u), B(m->xq), B(m->xds), U(n), U(nb(m)), U(2 * n)};
-    return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 7, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
+    kf_arg a[9] = {B(m->g), B(m->u), B(m->xq), B(m->xds), U(n), U(nb(m)), U(2 * n), B(next), PFN(next)};
+    return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 9, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
 }
 
 /* Layer L's attention at `split`: by default sdpa_decode_split (s) and the
@@ -683,7 +696,7 @@ static kf_status silu(dc_model *m, kf_error *err)
  * sdpa_decode_fused_q8), whose last block of each head group merges the
  * partials (cnt: one counter a group, left at zero by every launch).
  * Returns the fused kernel or the combine; *ns, *nc: the arguments in s, c. */
-static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[14], unsigned *ns, kf_arg c[9],
+static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[14], unsigned *ns, kf_arg c[11],
                              unsigned *nc, int *cmod)
 {
     const dc_shape *sh = &m->sh;
@@ -702,10 +715,10 @@ static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[
     kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(nb(m)), U(sh->heads),
                      U(sh->kv_heads), U(m->cap), U(split)};
     kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(nb(m)), U(sh->heads), U(m->cap), U(split)};
-    kf_arg cq[9] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(nb(m)), U(sh->heads), U(m->cap),
-                    U(split)};
+    kf_arg cq[11] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(nb(m)), U(sh->heads), U(m->cap),
+                     U(split), B(L->wo), PFN(L->wo)};
     *ns = 11;
-    *nc = q8 ? 9 : 8;
+    *nc = q8 ? 11 : 8;
     memcpy(s, sa, sizeof sa);
     memcpy(c, q8 ? cq : ca, *nc * sizeof *c);
     if (q8) *cmod = DC_MOD_OWN;
@@ -714,7 +727,7 @@ static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[
 
 kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err)
 {
-    kf_arg s[14], c[9];
+    kf_arg s[14], c[11];
     unsigned ns, nc;
     int cmod;
     const char *ck = attn_args(m, &m->layer[0], split, s, &ns, c, &nc, &cmod);
@@ -731,7 +744,7 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(nb(m)), U(sh->heads),
                     U(sh->kv_heads), U(m->cap), U(sh->head_dim), F(sh->theta)};
-    kf_arg s[14], c[9];
+    kf_arg s[14], c[11];
     unsigned ns, nc;
     int cmod;
     const char *ck = attn_args(m, L, m->split, s, &ns, c, &nc, &cmod);
@@ -806,7 +819,7 @@ static kf_status normed_matvec(dc_model *m, kf_buffer *nw, kf_buffer *w, kf_buff
                                kf_error *err)
 {
     if (fused(m, false)) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
-    kf_status st = norm(m, nw, err);
+    kf_status st = norm(m, nw, w, err);
     return st == KF_OK ? matvec(m, w, DC_IN_X, m->xn, y, rows, m->sh.hidden, ymode, err) : st;
 }
 
@@ -824,7 +837,7 @@ static kf_status vocab_plans(dc_model *m, kf_error *err)
 static kf_status ffn_down(dc_model *m, dc_layer *L, kf_error *err)
 {
     if (fused(m, true)) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
-    kf_status st = glu(m) ? KF_OK : silu(m, err);
+    kf_status st = glu(m) ? KF_OK : silu(m, L->wdown, err);
     return st == KF_OK ? residual(m, L->wdown, DC_IN_X, m->h, m->sh.ffn, err) : st;
 }
 
