@@ -586,7 +586,13 @@ static const char *rhs(kw *w, uint32_t i)
         if (bytes) return bytes;
         /* a local array holds only the bools the kernel stored (it has no views) */
         bool local = !(w->k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN));
-        return local ? array_elem(w, in) : mem_read(w, in->type, array_elem(w, in));
+        if (local) return array_elem(w, in);
+        if (w->amixed[in->imm] && kf_type_elem_bytes(in->type) <= 2) {
+            kf_cu_need(c, KF_CU_H_LDS_NARROW);
+            return mem_read(w, in->type, kf_cu_str(c, "kf_lds_narrow(%s)", array_addr(w, (uint32_t)in->imm, in->type,
+                                                                                   in->a[0])));
+        }
+        return mem_read(w, in->type, array_elem(w, in));
     }
     case KF_IR_INTRIN: return intrin_expr(w, in);
     case KF_IR_ATOMIC: return atomic_expr(w, in);

@@ -25,6 +25,7 @@
     X(KF_CU_H_HALF_BITS, KF_CU_BIT(KF_CU_H_BITCAST))       \
     X(KF_CU_H_BYTES, 0)                                    \
     X(KF_CU_H_LDG, 0)                                      \
+    X(KF_CU_H_LDS_NARROW, 0)                               \
     X(KF_CU_H_F16, 0)                                      \
     X(KF_CU_H_BF16, 0)                                     \
     X(KF_CU_H_F16_OPS, KF_CU_BIT(KF_CU_H_F16))             \
@@ -133,6 +134,7 @@ typedef struct {
     uint32_t *init;          /* [nins] header LOOP: the declaration moved into for (init; ...), +1 */
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     bool *aread;             /* [narrays] a live instruction reads the array */
+    bool *amixed;            /* [narrays] shared, and its live accesses have more than one element size */
     bool explicit_nc;        /* read-only buffers' loads are kf_ldg (cuda_c.c loads_written_buffer) */
     bool dep_wait;           /* the kernel calls dep_wait() (kf_ir_places_dep_wait, with PDL on) */
     uint64_t early;          /* kf_ir_early_params: the buffers loaded before the wait */

@@ -407,6 +407,24 @@ static bool drop_unread_arrays(kw *w)
     return changed;
 }
 
+/* Marks the shared arrays whose live accesses (loads, stores, the array
+ * builtins: their own size, 16) have more than one element size: their 1-
+ * and 2-byte loads are cuda_c.c's kf_lds_narrow. */
+static void mark_mixed_arrays(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    uint32_t *size = scratch_calloc(w, k->narrays + 1, sizeof *size);
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        bool plain = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
+        if ((!plain && !intrin_array(in)) || w->dead[i] || w->drop[i]) continue;
+        if (!(k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN))) continue;
+        uint32_t s = plain ? kf_type_elem_bytes(in->type) : 16;
+        if (size[in->imm] && size[in->imm] != s) w->amixed[in->imm] = true;
+        size[in->imm] = s;
+    }
+}
+
 /* Backward passes with use counts kept up to date: dropping a reader may
  * free its operands' writers, which come earlier (loops and arrays may need
  * another pass). Keeps NVRTC free of "set but never used" warnings. */
@@ -418,6 +436,7 @@ static void drop_unused(kw *w)
         changed = drop_unread_arrays(w) || changed;
     }
     count_uses(w);
+    mark_mixed_arrays(w);
 }
 
 /* ---- pass 5: how each value is declared --------------------------------------------- */
@@ -786,6 +805,7 @@ static void alloc_writer(kw *w)
     w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
     w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);
     w->aread = scratch_calloc(w, k->narrays + 1, sizeof *w->aread);
+    w->amixed = scratch_calloc(w, k->narrays + 1, sizeof *w->amixed);
     w->header = scratch_calloc(w, n, sizeof *w->header);
     w->consumed = scratch_calloc(w, n, sizeof *w->consumed);
     w->init = scratch_calloc(w, n, sizeof *w->init);

@@ -110,6 +110,22 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    memcpy(&r, &w, sizeof r);\n"
         "    return r;\n"
         "}\n",
+    [KF_CU_H_LDS_NARROW] =
+        "/* A 1- or 2-byte element of a shared array the kernel also accesses with\n"
+        "   another element size, loaded by an ld.shared of its own: left to NVVM,\n"
+        "   16-bit and 8-bit loads of one array were merged into one ld.v4.u8 whose\n"
+        "   bytes then stood for the 16-bit values (an i16 at byte 0 read as that\n"
+        "   byte alone, 255 for -1: difftest seed 3503 program 1280) */\n"
+        "template <typename T> __device__ __forceinline__ T kf_lds_narrow(const T* p)\n"
+        "{\n"
+        "    unsigned a = (unsigned)__cvta_generic_to_shared(p);\n"
+        "    unsigned short h;\n"
+        "    if (sizeof(T) == 1) asm volatile(\"ld.shared.u8 %0, [%1];\" : \"=h\"(h) : \"r\"(a) : \"memory\");\n"
+        "    else asm volatile(\"ld.shared.u16 %0, [%1];\" : \"=h\"(h) : \"r\"(a) : \"memory\");\n"
+        "    T r;\n"
+        "    memcpy(&r, &h, sizeof r);\n"
+        "    return r;\n"
+        "}\n",
     [KF_CU_H_BITCAST_SPLIT] =
         "/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is\n"
         "   written T{{lane, ...}}, each lane the low bits of x's 32-bit word\n"

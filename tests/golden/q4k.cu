@@ -60,6 +60,22 @@ template <typename T> __device__ __forceinline__ T kf_ldg(const T* p)
     return r;
 }
 
+/* A 1- or 2-byte element of a shared array the kernel also accesses with
+   another element size, loaded by an ld.shared of its own: left to NVVM,
+   16-bit and 8-bit loads of one array were merged into one ld.v4.u8 whose
+   bytes then stood for the 16-bit values (an i16 at byte 0 read as that
+   byte alone, 255 for -1: difftest seed 3503 program 1280) */
+template <typename T> __device__ __forceinline__ T kf_lds_narrow(const T* p)
+{
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned short h;
+    if (sizeof(T) == 1) asm volatile("ld.shared.u8 %0, [%1];" : "=h"(h) : "r"(a) : "memory");
+    else asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h) : "r"(a) : "memory");
+    T r;
+    memcpy(&r, &h, sizeof r);
+    return r;
+}
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -3277,7 +3293,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_14_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t1284_ = kf_abs_f32(v_14_);
                         unsigned t1306_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t1306_ == 32u) {
@@ -4071,7 +4087,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_16_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_34_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t5547_ = kf_abs_f32(v_34_);
                         unsigned t5569_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t5569_ == 32u) {
@@ -4536,7 +4552,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_14_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t1284_ = kf_abs_f32(v_14_);
                         unsigned t1306_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t1306_ == 32u) {
@@ -5330,7 +5346,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_16_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_34_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t5547_ = kf_abs_f32(v_34_);
                         unsigned t5569_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t5569_ == 32u) {
@@ -5815,7 +5831,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_14_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t1284_ = kf_abs_f32(v_14_);
                         unsigned t1306_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t1306_ == 32u) {
@@ -6541,7 +6557,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_17_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_34_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t5547_ = kf_abs_f32(v_34_);
                         unsigned t5569_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t5569_ == 32u) {
@@ -7002,7 +7018,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_14_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t1284_ = kf_abs_f32(v_14_);
                         unsigned t1306_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t1306_ == 32u) {
@@ -7708,7 +7724,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                     __syncthreads();
                     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
                         unsigned c_17_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
-                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float v_34_ = kf_f16_to_f32(kf_lds_narrow(&((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]));
                         float t5547_ = kf_abs_f32(v_34_);
                         unsigned t5569_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t5569_ == 32u) {

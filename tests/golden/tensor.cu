@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* A 1- or 2-byte element of a shared array the kernel also accesses with
+   another element size, loaded by an ld.shared of its own: left to NVVM,
+   16-bit and 8-bit loads of one array were merged into one ld.v4.u8 whose
+   bytes then stood for the 16-bit values (an i16 at byte 0 read as that
+   byte alone, 255 for -1: difftest seed 3503 program 1280) */
+template <typename T> __device__ __forceinline__ T kf_lds_narrow(const T* p)
+{
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned short h;
+    if (sizeof(T) == 1) asm volatile("ld.shared.u8 %0, [%1];" : "=h"(h) : "r"(a) : "memory");
+    else asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h) : "r"(a) : "memory");
+    T r;
+    memcpy(&r, &h, sizeof r);
+    return r;
+}
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -476,7 +492,7 @@ cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
         __syncthreads();
         #pragma unroll 1
         for (unsigned i_ = kf_lane_id(); i_ < 256u; i_ = i_ + 32u) {
-            out_[(k_ << 8u) + i_] = tile_[((k_ % 3u) << 8u) + i_];
+            out_[(k_ << 8u) + i_] = kf_lds_narrow(&tile_[((k_ % 3u) << 8u) + i_]);
         }
         __syncthreads();
         if (((k_ + 3u) - 1u) < chunks_) {

@@ -878,6 +878,33 @@ static void ref_regress_negzero_bound(ref_ctx *r)
     free(x);
 }
 
+/* ---- i16 and u8 views of one shared word, in a loop --------------------------------- */
+
+static void ref_regress_narrow_view_mix(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, np;
+    int32_t *x = in_buf(r, "x", KF_S_I32, 1, &nx);
+    int16_t *o = in_buf(r, "o", KF_S_I16, 1, &no);
+    uint8_t *p = in_buf(r, "p", KF_S_U8, 1, &np);
+    for (size_t blk = 0; blk < 2 && 8 * blk + 7 < nx; blk++) {
+        uint8_t b[32];   /* the block's s, as its little-endian bytes */
+        for (size_t w = 0; w < 8; w++)
+            for (size_t j = 0; j < 4; j++) b[4 * w + j] = (uint8_t)((uint32_t)x[8 * blk + w] >> (8 * j));
+        int16_t h[16];
+        for (size_t j = 0; j < 16; j++) h[j] = (int16_t)(uint16_t)(b[2 * j] | b[2 * j + 1] << 8);
+        for (size_t t = 0; t < 32; t++)
+            for (size_t k = 0; k < n && h[2] != 0x7633; k++) {
+                size_t i = (blk * 32 + t) * n + k;
+                if (i >= no || i >= np) continue;
+                o[i] = (int16_t)(uint16_t)(h[(t + k) % 16] + b[(t * 3 + k) % 32] - h[0]);   /* wraps at 16 bits */
+                p[i] = (uint8_t)(b[t] ^ b[1] ^ b[3] ^ (uint8_t)h[1]);
+            }
+    }
+    out_free(r, "o", KF_S_I16, o, no);
+    out_free(r, "p", KF_S_U8, p, np);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -899,4 +926,5 @@ static void ref_regress_negzero_bound(ref_ctx *r)
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
     {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
-    {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes},
+    {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes}, \
+    {"regress_narrow_view_mix", ref_regress_narrow_view_mix},
