@@ -657,7 +657,8 @@ static kf_status matvec(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *x, kf
 }
 
 /* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
- * straight into the 8-bit xq, xds (the residual adds are the GEMVs'). */
+ * straight into the 8-bit xq, xds (the residual adds are the GEMVs'); next
+ * is that GEMV's weights, which the q4k kernel prefetches (decode.kf's PF). */
 static kf_status norm(dc_model *m, kf_buffer *w, kf_buffer *next, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
@@ -673,7 +674,7 @@ static kf_status norm(dc_model *m, kf_buffer *w, kf_buffer *next, kf_error *err)
 
 /* h = silu(g)·u, the down projection's input (q4k: its 8-bit form); a
  * batched step's rows of g and u are 2·ffn apart (decode.kf's silu_mul_rows:
- * silu_mul.kf takes one contiguous row). */
+ * silu_mul.kf takes one contiguous row); next as norm's. */
 static kf_status silu(dc_model *m, kf_buffer *next, kf_error *err)
 {
     uint32_t n = m->sh.ffn;
