@@ -32,8 +32,22 @@
  *     load it became I2F.S8 / I2F.BF16.S8 of the byte, a signed conversion
  *     (-39 instead of 4294967257; kforge converts the two 16-bit halves;
  *     through u64 ptxas 13 converts right: I2F.*.U64).
+ * And the marks NVVM 13 (NVRTC 13.0) leaves when its load-store vectorizer
+ * has merged loads of different sizes into one vector of the narrowest and
+ * then mistaken a lane for a wider value (difftest seed 3503 program 1280:
+ * 16-bit and 8-bit loads of a shared array made one ld.shared.v4.u8, an
+ * i16 read as its low byte alone); no correct compile of any source shows
+ * them:
+ *   - a lane of a vector load that its `.pragma "used_bytes_mask M"` calls
+ *     unused (none of its bytes in M), read afterwards;
+ *   - a byte lane (ld...v2/v4 .u8/.s8/.b8) compared as a 16-bit value
+ *     with a constant no byte holds (setp.ne.s16 p, lane, 30259), or an
+ *     unsigned one sign-extended from 16 bits (cvt.s32.s16; NVVM widens a
+ *     byte it knows with cvt.u32.u16 or cvt.s32.s8).
+ *   Vector loads in inline asm are the asm author's and not tracked.
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
- * test_ptx_lowering.c (which checks that each pattern is caught). */
+ * test_ptx_lowering.c (which checks that each pattern is caught), and by
+ * kforge-difftest's CPU-only check of NVRTC's PTX (ptx_merged_lanes). */
 #ifndef KF_PTX_HAZARDS_H
 #define KF_PTX_HAZARDS_H
 
@@ -45,8 +59,12 @@
 
 typedef struct {
     char reg[32][24];   /* registers last written by a cvt to f16/bf16 or an abs.f32 (the last 32 such) */
-    char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32) or 's' (sign-extended into u32) */
+    char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32), 's' (sign-extended into u32), 'b' / 'c'
+                           (an unsigned / signed byte lane of a vector load), 'm' (a lane its mask calls unused) */
     unsigned next;
+    unsigned long long mask;   /* the used_bytes_mask of the next instruction, when has_mask */
+    bool has_mask, in_asm;
+    bool lanes_only;   /* ptx_merged_lanes: NVVM's merged-load marks only */
 } ptx_half_regs;
 
 static inline void hz_forget(ptx_half_regs *h, const char *reg)
@@ -60,6 +78,78 @@ static inline bool hz_holds(const ptx_half_regs *h, const char *reg, char kind)
     for (unsigned i = 0; i < 32; i++)
         if (h->reg[i][0] && h->kind[i] == kind && strcmp(h->reg[i], reg) == 0) return true;
     return false;
+}
+
+static inline void hz_remember(ptx_half_regs *h, const char *reg, char kind)
+{
+    h->kind[h->next % 32] = kind;
+    snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", reg);
+}
+
+/* The kind ('m', 'b' or 'c') of the first register that h holds as a lane
+ * among operands (the text after the opcode), from its from-th
+ * comma-separated operand on; 0 if none. */
+static inline char hz_lane_read(const ptx_half_regs *h, const char *operands, int from)
+{
+    int k = 0;
+    for (const char *p = operands; *p; p++) {
+        if (*p == ',') k++;
+        if (*p != '%' || k < from) continue;
+        char tok[24];
+        size_t n = strspn(p + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$") + 1;
+        snprintf(tok, sizeof tok, "%.*s", (int)(n < 23 ? n : 23), p);
+        p += n - 1;
+        for (const char *kinds = "mbc"; *kinds; kinds++)
+            if (hz_holds(h, tok, *kinds)) return *kinds;
+    }
+    return 0;
+}
+
+/* A vector load (op ld...vN.T, operands "{r0, r1, ...}, [addr]"): its lanes
+ * are written; byte lanes and lanes the pending mask calls unused are
+ * remembered. */
+static inline void hz_vector_load(ptx_half_regs *h, const char *at, const char *operands)
+{
+    const char *open = strchr(operands, '{'), *close = open ? strchr(open, '}') : NULL;
+    unsigned w = (unsigned)strtoul(at + 1 + (at[0] == 'b' && at[1] == 'f'), NULL, 10) / 8;
+    if (!close || !w) return;
+    bool byte = w == 1 && strchr("usb", at[0]);
+    unsigned j = 0;
+    for (const char *p = open + 1; p < close; j++) {
+        p += strspn(p, " \t");
+        char reg[24];
+        size_t n = strcspn(p, ", \t}");
+        snprintf(reg, sizeof reg, "%.*s", (int)(n < 23 ? n : 23), p);
+        p += n;
+        p += strspn(p, ", \t");
+        if (reg[0] != '%') continue;
+        hz_forget(h, reg);
+        unsigned long long bytes = (w >= 8 ? ~0ull : (1ull << w) - 1) << (j * w < 64 ? j * w : 63);
+        if (h->has_mask && !(h->mask & bytes)) hz_remember(h, reg, 'm');
+        else if (byte) hz_remember(h, reg, at[0] == 's' ? 'c' : 'b');
+    }
+}
+
+#define HZ_MERGED " (NVVM merged loads of different sizes)"
+
+/* NVVM's merged-load marks (see the header's list) in one instruction whose
+ * operands start at `operands`; a reason or NULL. */
+static inline const char *hz_merged_lanes(const ptx_half_regs *h, const char *op, const char *at, const char *operands)
+{
+    bool store = !strncmp(op, "st.", 3) || !strncmp(op, "red.", 4);
+    char kind = hz_lane_read(h, operands, store ? 0 : 1);
+    if (kind == 'm') return "a vector load's lane that its used_bytes_mask calls unused is read" HZ_MERGED;
+    if (!kind) return NULL;
+    if (kind == 'b' && !strncmp(op, "cvt.", 4) && !strcmp(at, "s16"))   /* NVVM zero-extends with cvt.u32.u16 */
+        return "an unsigned byte lane of a vector load sign-extended from 16 bits" HZ_MERGED;
+    if (!strncmp(op, "setp.", 5) && (!strcmp(at, "s16") || !strcmp(at, "u16") || !strcmp(at, "b16"))) {
+        const char *c = strrchr(operands, ','), *num = c ? c + 1 + strspn(c + 1, " \t") : "";
+        bool imm = isdigit((unsigned char)*num) || *num == '-';
+        long long v = imm ? strtoll(num, NULL, 0) : 0;
+        if (imm && (kind == 'b' ? v < 0 || v > 255 : v < -128 || v > 127))
+            return "a byte lane of a vector load compared with a constant no byte holds" HZ_MERGED;
+    }
+    return NULL;
 }
 
 /* setp.<cmp>.f32 p, a, b with one of a, b an abs.f32 result and the other
@@ -102,11 +192,27 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     char op[64] = {0}, d[24] = {0}, src[24] = {0};
     while (*ins == ' ' || *ins == '\t' || *ins == '{') ins++;
     if (*ins == '@') ins = strchr(ins, ' ') ? strchr(ins, ' ') + 1 : ins;   /* predicate */
+    const char *mask = strstr(ins, ".pragma \"used_bytes_mask ");
+    if (mask) {
+        h->mask = strtoull(mask + 25, NULL, 0);
+        h->has_mask = true;
+        return NULL;
+    }
     if (sscanf(ins, "%63s %23[^, ]", op, d) < 1 || op[0] == '.' || op[0] == '/' || op[0] == '}') return NULL;
-    if (!strcmp(op, "neg.s16") || !strcmp(op, "abs.s16")) return "neg.s16/abs.s16 (ptxas widens it without wrapping)";
     char dt[16], at[16];
     hz_part(op, 1, dt, sizeof dt);
     hz_part(op, 0, at, sizeof at);
+    const char *operands = strstr(ins, op) + strlen(op);
+    bool vector_load = !strncmp(op, "ld.", 3) && (strstr(op, ".v2.") || strstr(op, ".v4.") || strstr(op, ".v8."));
+    if (vector_load && !h->in_asm) hz_vector_load(h, at, operands);
+    h->has_mask = false;
+    if (vector_load) return NULL;
+    const char *merged = hz_merged_lanes(h, op, at, operands);
+    if (merged || h->lanes_only) {
+        if (!merged && d[0] == '%' && strncmp(op, "st.", 3)) hz_forget(h, d);
+        return merged;
+    }
+    if (!strcmp(op, "neg.s16") || !strcmp(op, "abs.s16")) return "neg.s16/abs.s16 (ptxas widens it without wrapping)";
     if (!strncmp(op, "setp.", 5) && !strcmp(at, "f32") && hz_abs_vs_nonpositive(h, ins))
         return "setp of an abs.f32 result against a value <= 0 (ptxas folds it as if never NaN)";
     bool minmax = !strncmp(op, "min.", 4) || !strncmp(op, "max.", 4);
@@ -159,11 +265,10 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     return NULL;
 }
 
-/* The first hazardous instruction of ptx, as "line N: text (reason)" in buf,
- * or NULL when there is none. */
-static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap)
+/* The first instruction of ptx that ptx_hazard or ptx_merged_lanes finds. */
+static inline const char *hz_scan(const char *ptx, bool lanes_only, char *buf, size_t cap)
 {
-    ptx_half_regs h = {0};
+    ptx_half_regs h = {.lanes_only = lanes_only};
     unsigned line = 1;
     for (const char *p = ptx; *p; line++) {
         const char *e = strchr(p, '\n');
@@ -171,6 +276,8 @@ static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap)
         char text[512];
         snprintf(text, sizeof text, "%.*s", (int)(len < 511 ? len : 511), p);
         char *cm = strstr(text, "//");
+        if (cm && strstr(cm, "begin inline asm")) h.in_asm = true;
+        if (cm && strstr(cm, "end inline asm")) h.in_asm = false;
         if (cm) *cm = 0;
         for (char *save, *ins = strtok_r(text, ";", &save); ins; ins = strtok_r(NULL, ";", &save)) {
             const char *why = hz_instruction(&h, ins);
@@ -182,6 +289,19 @@ static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap)
         p += len + (e != NULL);
     }
     return NULL;
+}
+
+/* The first hazardous instruction of ptx, as "line N: text (reason)" in buf,
+ * or NULL when there is none. */
+static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap) { return hz_scan(ptx, false, buf, cap); }
+
+/* The first of NVVM's merged-load marks alone (the last part of the list
+ * above): kforge-difftest checks NVRTC's PTX of random programs for them,
+ * where the conservative ptxas patterns above also match harmless code (a
+ * neg.s16 whose result only a byte store reads). */
+static inline const char *ptx_merged_lanes(const char *ptx, char *buf, size_t cap)
+{
+    return hz_scan(ptx, true, buf, cap);
 }
 
 #endif

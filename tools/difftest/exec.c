@@ -14,6 +14,7 @@
 #include "../../ir/numeric.h"
 #include "../../runtime/device.h"
 #include "../../runtime/nvrtc.h"
+#include "../../tests/ptx_hazards.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -189,8 +190,11 @@ bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, b
 }
 
 /* ---- the CPU-only checks: NVRTC and ptxas accept the module ------------------------------ */
-/* NVRTC compiles the module's CUDA-C for compute_<arch> and ptxas assembles
- * the PTX it gives for sm_<arch>. */
+/* NVRTC compiles the module's CUDA-C for compute_<arch>, its PTX shows none
+ * of the marks NVVM leaves when it merges loads of different sizes and
+ * mistakes a lane for a wider value (tests/ptx_hazards.h: ptx_merged_lanes;
+ * the bug behind seed 3503 program 1280, which no CPU check saw), and
+ * ptxas assembles that PTX for sm_<arch>. */
 kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err)
 {
     kf_emit_opts eo = {.arch = arch};
@@ -202,12 +206,15 @@ kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err)
     } else {   /* NVRTC passes inline asm through unchecked: ptxas assembles its PTX as the JIT would */
         char *ptx = NULL;
         st = kf_nvrtc_compile(text.data, "difftest.cu", arch, false, &ptx, NULL, err);
-        kf_ptxas_result res;
+        char why[320];
+        if (st == KF_OK && ptx_merged_lanes(ptx, why, sizeof why))
+            st = kf_error_set(err, KF_ERR_SOURCE, "NVRTC's PTX %s", why);
+        kf_ptxas_result res = {0};
         if (st == KF_OK && kf_ptxas_run(ptx, arch, NULL, "nvrtc.ptx", &res, &d, err) != KF_OK) {
             st = kf_error_set(err, KF_ERR_SOURCE, "ptxas sm_%u rejects NVRTC's PTX: %s", arch,
                               d.items.len ? d.items.data[0].msg : "failed");
         }
-        if (ptx) kf_ptxas_result_free(&res);
+        kf_ptxas_result_free(&res);
         free(ptx);
     }
     kf_buf_free(&text);
