@@ -46,7 +46,7 @@
  * so the rule above is all a reader of the register relies on.
  *
  * The other instruction patterns ptxas 13 miscompiles are avoided too (and
- * tests/ptx_hazards.h checks every emitted module for all of them): a cvt
+ * emit/ptx_hazards.h checks every emitted module for all of them): a cvt
  * between f16 and bf16 feeding a cvt.rzi (the two convert through f32), an
  * 8-bit store of a cvt-to-f16/bf16 result register; a shift by an
  * immediate of the width or more (mul.lo.s64 then shl.b64 by 64 became one

@@ -31,6 +31,7 @@
 #include "nvjitlink.h"
 #include "nvrtc.h"
 #include "../emit/emit.h"
+#include "../emit/ptx_hazards.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -462,6 +463,12 @@ static kf_status build_blob(const build_req *rq, int jit, kf_cache_blob *b, kf_e
             map_nvrtc_error(err, name, rq->lm);
             return st;
         }
+        char why[320];   /* wrong values, not a failed build, if let through (emit/ptx_hazards.h) */
+        if (ptx_merged_lanes(b->ptx, why, sizeof why))
+            return kf_error_set(err, KF_ERR_DEVICE,
+                                "NVRTC miscompiled %s: its PTX %s; a .kf kernel builds without NVRTC on the ptx "
+                                "back end (--backend ptx)",
+                                name, why);
         b->ptx_len = strlen(b->ptx);
     } else {
         b->ptx_len = strlen(rq->text);

@@ -3,7 +3,7 @@
  * tests/kf_cuda_cases.h, emitted with and without -g and compiled through
  * kf_nvrtc_compile for compute_80 and compute_90, with no error and no
  * warning in the log, into PTX free of the instruction patterns ptxas
- * miscompiles (tests/ptx_hazards.h); and the packed f16/bf16 helpers become
+ * miscompiles (emit/ptx_hazards.h); and the packed f16/bf16 helpers become
  * the very instructions the PTX back end emits (add.rn.f16x2 ..., the sm_80
  * fma forms of bf16x2 + - *), as does dp4a. Needs libnvrtc (CI has it), no GPU. */
 #include <setjmp.h>

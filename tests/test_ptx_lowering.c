@@ -322,7 +322,7 @@ static void test_byte_bitcast_normalizes(void **st)
     free(p);
 }
 
-/* The scanner of tests/ptx_hazards.h finds each pattern ptxas miscompiles,
+/* The scanner of emit/ptx_hazards.h finds each pattern ptxas miscompiles,
  * and passes the same code written the safe way. */
 static void test_hazard_scanner_finds_each_pattern(void **st)
 {
@@ -371,7 +371,7 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
                            "\tcvt.rn.bf16.u32 %h1, %r3;\n", why, sizeof why));
 }
 
-/* NVVM's merged-load marks (the end of tests/ptx_hazards.h's list), on the
+/* NVVM's merged-load marks (the end of emit/ptx_hazards.h's list), on the
  * lines NVRTC 13.0 gave for difftest seed 3503 program 1280 and 1002 before
  * the CUDA-C writer kept narrow shared loads apart; and the same loads
  * read as what they are. ptx_merged_lanes finds these and nothing else. */

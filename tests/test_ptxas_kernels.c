@@ -7,7 +7,7 @@
  *     (every other sm_90 module with pdl_trigger's launch_dependents),
  *     and kernels/gemm.kf's kernels with no stack frame and no spills;
  *   - none of that PTX has an instruction pattern ptxas miscompiles
- *     (tests/ptx_hazards.h);
+ *     (emit/ptx_hazards.h);
  *   - kf_ptxas_run maps a ptxas error back to the .kf line through the line
  *     map and parses the -v statistics;
  *   - with cuobjdump (optional: skipped without it), the SASS of packed half
@@ -29,7 +29,7 @@
 static irb AO;
 
 /* Assembles ptx; fails the test on any error or warning, printing the log,
- * and on any instruction pattern ptxas miscompiles (tests/ptx_hazards.h). */
+ * and on any instruction pattern ptxas miscompiles (emit/ptx_hazards.h). */
 static void assemble_clean(const char *what, const char *ptx, uint32_t arch, const kf_linemap *lm,
                            kf_ptxas_result *res)
 {

@@ -14,7 +14,7 @@
 #include "../../ir/numeric.h"
 #include "../../runtime/device.h"
 #include "../../runtime/nvrtc.h"
-#include "../../tests/ptx_hazards.h"
+#include "../../emit/ptx_hazards.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -192,7 +192,7 @@ bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, b
 /* ---- the CPU-only checks: NVRTC and ptxas accept the module ------------------------------ */
 /* NVRTC compiles the module's CUDA-C for compute_<arch>, its PTX shows none
  * of the marks NVVM leaves when it merges loads of different sizes and
- * mistakes a lane for a wider value (tests/ptx_hazards.h: ptx_merged_lanes;
+ * mistakes a lane for a wider value (emit/ptx_hazards.h: ptx_merged_lanes;
  * the bug behind seed 3503 program 1280, which no CPU check saw), and
  * ptxas assembles that PTX for sm_<arch>. */
 kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err)

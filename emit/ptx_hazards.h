@@ -46,8 +46,10 @@
  *     byte it knows with cvt.u32.u16 or cvt.s32.s8).
  *   Vector loads in inline asm are the asm author's and not tracked.
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
- * test_ptx_lowering.c (which checks that each pattern is caught), and by
- * kforge-difftest's CPU-only check of NVRTC's PTX (ptx_merged_lanes). */
+ * test_ptx_lowering.c (which checks that each pattern is caught); its
+ * ptx_merged_lanes by the cuda device, which refuses NVRTC's PTX with those
+ * marks (runtime/cuda_device.c), and by kforge-difftest's CPU-only check
+ * of NVRTC's PTX. */
 #ifndef KF_PTX_HAZARDS_H
 #define KF_PTX_HAZARDS_H
 
@@ -296,9 +298,9 @@ static inline const char *hz_scan(const char *ptx, bool lanes_only, char *buf, s
 static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap) { return hz_scan(ptx, false, buf, cap); }
 
 /* The first of NVVM's merged-load marks alone (the last part of the list
- * above): kforge-difftest checks NVRTC's PTX of random programs for them,
- * where the conservative ptxas patterns above also match harmless code (a
- * neg.s16 whose result only a byte store reads). */
+ * above), for NVRTC's PTX of any source: the ptxas patterns above are
+ * conservative and also match harmless code (a neg.s16 whose result only a
+ * byte store reads), so they are kept to kforge's own kernels' tests. */
 static inline const char *ptx_merged_lanes(const char *ptx, char *buf, size_t cap)
 {
     return hz_scan(ptx, true, buf, cap);
