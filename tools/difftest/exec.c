@@ -222,6 +222,9 @@ kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err)
     return st;
 }
 
+/* kforge's own PTX for sm_<arch> holds none of the instruction patterns
+ * ptxas is known to miscompile (emit/ptx_hazards.h; the PTX back end
+ * avoids them all, see emit/ptx_internal.h) and ptxas assembles it. */
 kf_status dt_check_ptxas(const kf_module *m, uint32_t arch, kf_error *err)
 {
     kf_emit_opts eo = {.arch = arch};
@@ -232,9 +235,12 @@ kf_status dt_check_ptxas(const kf_module *m, uint32_t arch, kf_error *err)
     if (st != KF_OK || text.oom || !text.data) {
         st = kf_error_set(err, KF_ERR_SOURCE, "PTX emission failed: %s", d.items.len ? d.items.data[0].msg : "out of memory");
     } else {
-        kf_ptxas_result res;
-        st = kf_ptxas_run(text.data, arch, &lm, m->file, &res, &d, err);
-        if (st == KF_ERR_SOURCE) {   /* every error, at its .kf line, in the log */
+        kf_ptxas_result res = {0};
+        char why[320];
+        bool hazard = ptx_hazard(text.data, why, sizeof why) != NULL;   /* what ptxas is known to miscompile */
+        st = hazard ? kf_error_set(err, KF_ERR_SOURCE, "kforge's PTX %s", why)
+                    : kf_ptxas_run(text.data, arch, &lm, m->file, &res, &d, err);
+        if (st == KF_ERR_SOURCE && !hazard) {   /* every error, at its .kf line, in the log */
             const kf_diag *g = d.items.len ? &d.items.data[0] : NULL;
             kf_error_set(err, st, "ptxas sm_%u: %s:%u: %s", arch, g ? g->loc.file : "?", g ? g->loc.line : 0,
                          g ? g->msg : "failed");

@@ -16,9 +16,9 @@ static const char usage[] =
     "  through CUDA-C and NVRTC (cuda) and through kforge's PTX (ptx), B programs to a module, in N\n"
     "  worker processes, and compares every output with the reference's. The GPU paths build at the\n"
     "  default level, and at -O0 in every Nth batch (--gpu-O0 N, default 4; 0: never, 1: always).\n"
-    "  --no-gpu: instead check that NVRTC and ptxas (sm_80, sm_90) accept every program, and that NVRTC's\n"
-    "  PTX shows no merged loads misread (back ends cpu,cpu-O1,nvrtc,ptxas-sm80,ptxas-sm90). Failures\n"
-    "  are shrunk and saved under DIR.\n"
+    "  --no-gpu: instead check that NVRTC and ptxas (sm_80, sm_90) accept every program, with no merged\n"
+    "  loads misread in NVRTC's PTX and no pattern ptxas miscompiles in kforge's (back ends cpu,cpu-O1,\n"
+    "  nvrtc,ptxas-sm80,ptxas-sm90). Failures are shrunk and saved under DIR.\n"
     "  --avoid: steer around a known open bug (--avoid list names them). --print K: show program K.\n"
     "  --dump K (with --save DIR): save program K as a case to replay (kforge test DIR/.../case.case).\n";
 
