@@ -132,7 +132,7 @@ static inline void hz_vector_load(ptx_half_regs *h, const char *at, const char *
     }
 }
 
-#define HZ_MERGED " (NVVM merged loads of different sizes)"
+#define HZ_MERGED ": NVVM merged loads of different sizes"
 
 /* NVVM's merged-load marks (see the header's list) in one instruction whose
  * operands start at `operands`; a reason or NULL. */

@@ -259,6 +259,35 @@ static void test_run_raw_cuda_goes_through_the_disk_cache(void **state)
     done(&r), done(&s), done(&p);
 }
 
+/* On the stand-in driver and NVRTC (whose "PTX" holds the source): PTX with
+ * the marks of NVVM's misread merged loads (here in a comment) is shown by
+ * emit with a warning, and refused by run as a device error (status 3)
+ * naming the PTX line. */
+static void test_nvrtc_ptx_with_merged_lanes_warns_and_is_refused(void **state)
+{
+    assert_int_equal(access(MOCK, R_OK), 0);
+    const char *cu = tmp("merged.cu");
+    char src[1024];
+    snprintf(src, sizeof src, "/*\n\tld.shared.v4.u8 {%%rs1, %%rs2, %%rs3, %%rs4}, [w];\n%s*/\n%s",
+             "\tcvt.s32.s16 %r1, %rs1;\n", raw_cu);
+    write_text(cu, src);
+    setenv("KFORGE_CACHE_DIR", tmp("mergedcache"), 1);
+    setenv("KF_LIBCUDA", MOCK, 1);
+    setenv("KF_LIBNVRTC", MOCK, 1);
+    result e = kforge("emit", "--target", "ptx", cu, NULL);
+    result r = kforge("run", cu, "-k", "addone", "--block", "64", "x=iota(5)", "n=5", NULL);
+    unsetenv("KF_LIBCUDA");
+    unsetenv("KF_LIBNVRTC");
+    unsetenv("KFORGE_CACHE_DIR");
+    assert_int_equal(e.status, 0);
+    assert_true(has(e.out, ".entry addone("));
+    assert_true(has(e.err, "merged.cu: NVRTC miscompiled it: its PTX line 4:"));
+    assert_true(has(e.err, "sign-extended from 16 bits"));
+    assert_int_equal(r.status, 3);
+    assert_true(has(r.err, "NVRTC miscompiled addone.cu: its PTX line 4:"));
+    done(&e), done(&r);
+}
+
 /* ---- emit --target cubin ----------------------------------------------------------------- */
 
 /* cuobjdump on PATH or in the CUDA home, else NULL. */
@@ -377,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_run_raw_usage_errors_say_what_is_missing),
         cmocka_unit_test(test_devices_name_the_ptx_compiler),
         cmocka_unit_test(test_run_raw_cuda_goes_through_the_disk_cache),
+        cmocka_unit_test(test_nvrtc_ptx_with_merged_lanes_warns_and_is_refused),
         cmocka_unit_test(test_emit_cubin_is_machine_code_cuobjdump_reads),
         cmocka_unit_test(test_emit_raw_file_targets),
         cmocka_unit_test(test_help_topics_and_bench_flush_options),
