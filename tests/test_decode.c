@@ -276,13 +276,20 @@ static void saved_model_loads_back_with_the_same_tokens(void **state)
 
 /* The CUDA paths' host side on the mock driver (which computes no kernel:
  * the tokens are zeros): every mode runs, the bench measures and judges,
- * and a graph the driver cannot instantiate is an error naming the call. */
+ * and a graph the driver cannot instantiate is an error naming the call.
+ * The q4k step on the cuda path takes every module of it, with the step's
+ * -D values, through the real NVRTC (where CI has it) and the device's
+ * check of its PTX for NVVM's misread merged loads. */
 static void mock_driver_runs_the_modes_and_the_bench(void **state)
 {
     setenv("KF_LIBCUDA", MOCK, 1);
     result r = decode("--small", "--backend", "ptx", "--mode", "graph", "--steps", "2", NULL);
     assert_int_equal(r.status, 0);
     assert_true(has(&r, "tokens: 0 0"));
+    done(&r);
+    r = decode("--small", "--backend", "cuda", "--weights", "q4k", "--steps", "1", NULL);
+    if (r.status != 0) fail_msg("%s%s", r.out, r.err);
+    assert_true(has(&r, "tokens: 0"));
     done(&r);
     r = decode("--small", "--backend", "ptx", "--weights", "q4k", "--bench", "--warmup", "1", "--runs", "2", "--json",
                tmp("bench.json"), "--profile", NULL);
