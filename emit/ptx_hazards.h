@@ -88,6 +88,25 @@ static inline void hz_remember(ptx_half_regs *h, const char *reg, char kind)
     snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", reg);
 }
 
+/* An instruction that writes its first operand (not a store or reduction)
+ * forgets what h knew of each register in it: one, or a braced list (the
+ * halves an unpacking mov writes). */
+static inline void hz_written(ptx_half_regs *h, const char *op, const char *operands)
+{
+    if (!strncmp(op, "st.", 3) || !strncmp(op, "red.", 4)) return;
+    const char *p = operands + strspn(operands, " \t");
+    const char *end = *p == '{' ? strchr(p, '}') : p + strcspn(p, ",");
+    for (end = end ? end : p + strlen(p); p < end;) {
+        p += strcspn(p, "%");
+        if (p >= end) break;
+        char reg[24];
+        size_t n = strcspn(p, ", \t}");
+        snprintf(reg, sizeof reg, "%.*s", (int)(n < 23 ? n : 23), p);
+        hz_forget(h, reg);
+        p += n;
+    }
+}
+
 /* The kind ('m', 'b' or 'c') of the first register that h holds as a lane
  * among operands (the text after the opcode), from its from-th
  * comma-separated operand on; 0 if none. */
@@ -211,7 +230,7 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     if (vector_load) return NULL;
     const char *merged = hz_merged_lanes(h, op, at, operands);
     if (merged || h->lanes_only) {
-        if (!merged && d[0] == '%' && strncmp(op, "st.", 3)) hz_forget(h, d);
+        if (!merged) hz_written(h, op, operands);
         return merged;
     }
     if (!strcmp(op, "neg.s16") || !strcmp(op, "abs.s16")) return "neg.s16/abs.s16 (ptxas widens it without wrapping)";
@@ -256,8 +275,8 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
         }
         return NULL;
     }
+    hz_written(h, op, operands);
     if (d[0] != '%' && !isalpha((unsigned char)d[0])) return NULL;
-    hz_forget(h, d);
     bool abs32 = !strncmp(op, "abs.", 4) && !strcmp(at, "f32");
     bool sext = cvt && !strcmp(dt, "u32") && (!strcmp(at, "s8") || !strcmp(at, "s16"));
     if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32 || sext) {
@@ -281,6 +300,10 @@ static inline const char *hz_scan(const char *ptx, bool lanes_only, char *buf, s
         if (cm && strstr(cm, "begin inline asm")) h.in_asm = true;
         if (cm && strstr(cm, "end inline asm")) h.in_asm = false;
         if (cm) *cm = 0;
+        if (strstr(text, ".entry ") || strstr(text, ".func ")) {   /* registers are the function's own */
+            memset(h.reg, 0, sizeof h.reg);
+            h.has_mask = h.in_asm = false;
+        }
         for (char *save, *ins = strtok_r(text, ";", &save); ins; ins = strtok_r(NULL, ";", &save)) {
             const char *why = hz_instruction(&h, ins);
             if (why) {

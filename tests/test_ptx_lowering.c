@@ -419,6 +419,12 @@ static void test_hazard_scanner_finds_merged_lanes(void **st)
                          "\tcvt.s32.s16 %r1, %rs1;\n";
     assert_null(ptx_merged_lanes(in_asm, why, sizeof why));   /* the asm author's bytes */
     assert_null(ptx_merged_lanes("\tneg.s16 %rs2, %rs1;\n\tmin.s16 %rs3, %rs2, -1;\n", why, sizeof why));
+    const char *unpacked = "\tld.shared.v4.u8 {%rs1, %rs2, %rs3, %rs4}, [w];\n\tmov.b32 {%rs9, %rs1}, %r5;\n"
+                           "\tcvt.s32.s16 %r6, %rs1;\n";
+    assert_null(ptx_merged_lanes(unpacked, why, sizeof why));   /* %rs1 rewritten by the unpacking mov */
+    const char *two_functions = ".visible .entry a(\n)\n{\n\tld.shared.v4.u8 {%rs1, %rs2, %rs3, %rs4}, [w];\n}\n"
+                                ".visible .entry b(\n)\n{\n\tcvt.s32.s16 %r1, %rs1;\n}\n";
+    assert_null(ptx_merged_lanes(two_functions, why, sizeof why));   /* each function's own registers */
 }
 
 static void test_shift_amount_clamped_by_ptx(void **st)
