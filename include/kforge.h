@@ -560,8 +560,10 @@ KF_API kf_status kf_params_parse(const char *text, kf_param **params, uint32_t *
 /* NULL is allowed. */
 KF_API void kf_pipeline_destroy(kf_pipeline *p);
 
-/* Where a pipeline's code came from, and a cache warning (a corrupt disk
- * entry that was rebuilt, an unwritable cache directory), or NULL. */
+/* Where a pipeline's code came from, and a warning, or NULL: the cache's
+ * (a corrupt disk entry that was rebuilt, an unwritable cache directory),
+ * or, for a raw CUDA-C kernel, NVRTC's PTX showing NVVM's misread merged
+ * loads (its results may be wrong; kforge's own kernels are refused). */
 typedef enum { KF_FROM_BUILD, KF_FROM_MEMORY, KF_FROM_DISK } kf_code_origin;
 KF_API kf_code_origin kf_pipeline_origin(const kf_pipeline *p);
 KF_API const char *kf_pipeline_warning(const kf_pipeline *p);

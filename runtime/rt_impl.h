@@ -95,7 +95,7 @@ struct kf_pipeline {
     uint32_t static_shared;  /* bytes of static shared memory the code uses */
     uint32_t max_threads;    /* the code's limit (launch bound, registers); 0 = the device's */
     kf_code_origin origin;
-    char warning[512];       /* cache warning, "" if none */
+    char warning[512];       /* cache or NVRTC warning (kf_pipeline_warning), "" if none */
     void *impl;
 };
 

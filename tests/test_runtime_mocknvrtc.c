@@ -58,39 +58,53 @@ static void nvrtc_error_on_emitted_cuda_c_names_the_kf_line(void **state)
 
 /* NVRTC's PTX with the marks NVVM left when it merged loads of different
  * sizes and misread a lane (emit/ptx_hazards.h, difftest seed 3503
- * program 1280) is refused: a device error naming the PTX line and the ptx
- * back end, and nothing cached, so asking again fails again. The stand-in
- * NVRTC's "PTX" holds the source, so the marks come in a comment; the same
- * loads inside inline asm are the author's and pass. */
+ * program 1280; the stand-in NVRTC adds $MOCKNVRTC_APPEND to its "PTX"):
+ * a .kf kernel's build is refused, a device error naming the PTX line and
+ * the ptx back end, and nothing cached, so asking again fails again; a raw
+ * kernel builds with a warning on its pipeline, on a cache hit too. The
+ * same loads inside inline asm are the asm author's and pass. */
 static void nvrtc_ptx_with_merged_lanes_is_refused(void **state)
 {
-    static const char body[] = "\tld.shared.v4.u8 {%rs14, %rs15, %rs16, %rs17}, [w];\n"
-                               "\tsetp.ne.s16 %p5, %rs16, 30259;\n";
-    static const char entry[] = "extern \"C\" __global__ void k(float a, const float *x, float *y, unsigned n) {}\n";
-    static const kf_param params[] = {{"a", {KF_TK_SCALAR, KF_S_F32, 1, 0, 0}, {0}, 0},
-                                      {"x", {KF_TK_BUFFER, KF_S_F32, 1, 0, 0}, {0}, 4},
-                                      {"y", {KF_TK_BUFFER, KF_S_F32, 1, KF_TF_MUT, 0}, {0}, 4},
-                                      {"n", {KF_TK_SCALAR, KF_S_U32, 1, 0, 0}, {0}, 0}};
-    char src[512];
+    static const char merged[] = "\tld.shared.v4.u8 {%rs14, %rs15, %rs16, %rs17}, [w];\n"
+                                 "\tsetp.ne.s16 %p5, %rs16, 30259;\n";
+    kf_module *m;
+    assert_int_equal(kf_compile("nv.kf", saxpy_kf, strlen(saxpy_kf), NULL, &m), KF_OK);
     kf_device *d;
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
     assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+    setenv("MOCKNVRTC_APPEND", merged, 1);
     for (int again = 0; again < 2; again++) {
-        snprintf(src, sizeof src, "/*\n%s*/\n%s", body, entry);
-        kf_raw_kernel rk = {KF_SRC_CUDA, src, "k", params, 4, {128, 1, 1}, 0, false};
-        assert_int_equal(kf_pipeline_create_raw(d, &rk, &p, &e), KF_ERR_DEVICE);
+        assert_int_equal(kf_pipeline_create(d, m, &m->kernels[0], &p, &e), KF_ERR_DEVICE);
         assert_null(p);
-        assert_non_null(strstr(e.msg, "NVRTC miscompiled k.cu: its PTX line 4:"));   /* after the .entry line */
-        assert_non_null(strstr(e.msg, "NVVM merged loads"));
+        assert_non_null(strstr(e.msg, "NVRTC miscompiled saxpy.cu: its PTX line "));
+        assert_non_null(strstr(e.msg, "compared with a constant no byte holds: NVVM merged loads"));
         assert_non_null(strstr(e.msg, "--backend ptx"));
         kf_error_clear(&e);
     }
-    snprintf(src, sizeof src, "/*\n// begin inline asm\n%s// end inline asm\n*/\n%s", body, entry);
-    kf_raw_kernel rk = {KF_SRC_CUDA, src, "k", params, 4, {128, 1, 1}, 0, false};
-    assert_int_equal(kf_pipeline_create_raw(d, &rk, &p, &e), KF_OK);
+    static const kf_param params[] = {{"a", {KF_TK_SCALAR, KF_S_F32, 1, 0, 0}, {0}, 0},
+                                      {"x", {KF_TK_BUFFER, KF_S_F32, 1, 0, 0}, {0}, 4},
+                                      {"y", {KF_TK_BUFFER, KF_S_F32, 1, KF_TF_MUT, 0}, {0}, 4},
+                                      {"n", {KF_TK_SCALAR, KF_S_U32, 1, 0, 0}, {0}, 0}};
+    static const char raw[] = "extern \"C\" __global__ void k(float a, const float *x, float *y, unsigned n) {}\n";
+    kf_raw_kernel rk = {KF_SRC_CUDA, raw, "k", params, 4, {128, 1, 1}, 0, false};
+    for (int again = 0; again < 2; again++) {
+        assert_int_equal(kf_pipeline_create_raw(d, &rk, &p, &e), KF_OK);
+        assert_int_equal(kf_pipeline_origin(p), again ? KF_FROM_MEMORY : KF_FROM_BUILD);
+        const char *w = kf_pipeline_warning(p);
+        assert_non_null(w);
+        assert_non_null(strstr(w, "NVRTC's PTX of k.cu line "));
+        assert_non_null(strstr(w, "its results may be wrong"));
+        kf_pipeline_destroy(p);
+    }
+    setenv("MOCKNVRTC_APPEND", "\t// begin inline asm\n\tld.shared.v4.u8 {%rs14, %rs15, %rs16, %rs17}, [w];\n"
+                               "\t// end inline asm\n\tsetp.ne.s16 %p5, %rs16, 30259;\n", 1);
+    assert_int_equal(kf_pipeline_create(d, m, &m->kernels[0], &p, &e), KF_OK);
+    assert_null(kf_pipeline_warning(p));
     kf_pipeline_destroy(p);
+    unsetenv("MOCKNVRTC_APPEND");
     kf_device_close(d);
+    kf_module_free(m);
 }
 
 int main(void)

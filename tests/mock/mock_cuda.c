@@ -887,7 +887,8 @@ CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
  * `__global__` function NAME of the source (what this module's linker looks
  * for), then the source. With $MOCKNVRTC_FAIL_AT set, the compile fails
  * with an NVRTC-style log, "NAME(LINE): error: ...", at the first source
- * line that contains that text. */
+ * line that contains that text; $MOCKNVRTC_APPEND is added to the end of
+ * the "PTX". */
 typedef struct {
     char *src, *name, *log, *ptx;
 } mock_prog;
@@ -958,10 +959,12 @@ int nvrtcCompileProgram(mock_prog *p, int n, const char *const *opts)
         char entries[4096] = "";
         for (const char *g = strstr(p->src, "__global__"); g; g = strstr(g + 1, "__global__"))
             entry_of(g, entries, sizeof entries);
+        const char *tail = getenv("MOCKNVRTC_APPEND") ? getenv("MOCKNVRTC_APPEND") : "";
         free(p->ptx);
-        p->ptx = malloc(strlen(entries) + strlen(p->src) + 1);
+        p->ptx = malloc(strlen(entries) + strlen(p->src) + strlen(tail) + 1);
         strcpy(p->ptx, entries);
         strcat(p->ptx, p->src);
+        strcat(p->ptx, tail);
         return 0;
     }
     int line = 1;
