@@ -220,7 +220,7 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
         return NULL;
     }
     if (sscanf(ins, "%63s %23[^, ]", op, d) < 1 || op[0] == '.' || op[0] == '/' || op[0] == '}') return NULL;
-    char dt[16], at[16];
+    char dt[16] = {0}, at[16] = {0};   /* whole: at + 1 is read for the width */
     hz_part(op, 1, dt, sizeof dt);
     hz_part(op, 0, at, sizeof at);
     const char *operands = strstr(ins, op) + strlen(op);

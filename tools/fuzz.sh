@@ -6,7 +6,7 @@
 #   tools/fuzz.sh [-t SECONDS] [-j PARALLEL] [HARNESS...]
 #
 # -t: seconds per harness (default 60); -j: harnesses run at once (default
-# 2); HARNESS: fuzz_compile fuzz_interp fuzz_npy fuzz_case fuzz_cache
+# 2); HARNESS: fuzz_compile fuzz_interp fuzz_npy fuzz_case fuzz_cache fuzz_ptxscan
 # (default: all). Each run starts from tests/fuzz/corpus/<harness> (read
 # only; fuzz_interp also reads fuzz_compile's seeds) and a fresh work
 # corpus build-fuzz/fuzz-corpus/<harness>; a crash, sanitizer report, leak,
@@ -28,7 +28,7 @@ while getopts "t:j:" opt; do
     esac
 done
 shift $((OPTIND - 1))
-all=(fuzz_compile fuzz_interp fuzz_npy fuzz_case fuzz_cache)
+all=(fuzz_compile fuzz_interp fuzz_npy fuzz_case fuzz_cache fuzz_ptxscan)
 harnesses=("$@")
 ((${#harnesses[@]})) || harnesses=("${all[@]}")
 
@@ -44,7 +44,7 @@ opts_of() {
     case $1 in
     fuzz_compile) echo "-max_len=8192 -dict=tests/fuzz/kf.dict" ;;
     fuzz_interp) echo "-max_len=4096 -dict=tests/fuzz/kf.dict" ;;
-    fuzz_npy | fuzz_case | fuzz_cache) echo "-max_len=4096" ;;
+    fuzz_npy | fuzz_case | fuzz_cache | fuzz_ptxscan) echo "-max_len=4096" ;;
     *) return 1 ;;
     esac
 }
