@@ -12,7 +12,7 @@ section=$(awk '/^## Environment variables$/{on=1; next} /^## /{on=0} on' README.
 [ -n "$section" ] || { echo "env docs: README.md has no '## Environment variables' section"; exit 1; }
 names=$( {
     grep -rhoE '(getenv|kf_rt_dlopen)\("[A-Z][A-Z0-9_]*"' --include='*.c' --include='*.h' --include='*.y' --include='*.re' \
-        api grammar ir emit runtime tools tests | sed -E 's/.*\("//; s/"$//'
+        grammar ir emit runtime tools tests | sed -E 's/.*\("//; s/"$//'
     grep -rhoE 'environ(\.get\(|\[)"[A-Z][A-Z0-9_]*"' --include='*.py' python tools | sed -E 's/.*"([A-Z0-9_]+)"/\1/'
     grep -rhE '\$\{[A-Z][A-Z0-9_]*:[-+]' --include='*.sh' tools tests | grep -vE '^[[:space:]]*#' |
         grep -oE '\$\{[A-Z][A-Z0-9_]*:[-+]' | sed -E 's/\$\{//; s/:.$//'
