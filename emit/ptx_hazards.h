@@ -60,7 +60,7 @@
 #include <string.h>
 
 typedef struct {
-    char reg[32][24];   /* registers last written by a cvt to f16/bf16 or an abs.f32 (the last 32 such) */
+    char reg[32][24];   /* the last 32 registers written by an instruction of interest (kind) */
     char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32), 's' (sign-extended into u32), 'b' / 'c'
                            (an unsigned / signed byte lane of a vector load), 'm' (a lane its mask calls unused) */
     unsigned next;
@@ -279,10 +279,8 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     if (d[0] != '%' && !isalpha((unsigned char)d[0])) return NULL;
     bool abs32 = !strncmp(op, "abs.", 4) && !strcmp(at, "f32");
     bool sext = cvt && !strcmp(dt, "u32") && (!strcmp(at, "s8") || !strcmp(at, "s16"));
-    if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32 || sext) {
-        h->kind[h->next % 32] = abs32 ? 'a' : sext ? 's' : 'h';
-        snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", d);
-    }
+    if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32 || sext)
+        hz_remember(h, d, abs32 ? 'a' : sext ? 's' : 'h');
     return NULL;
 }
 

@@ -504,8 +504,9 @@ static kf_status pipe_alloc(kf_pipeline *p, kf_error *err)
  * sizes and misreads a lane (emit/ptx_hazards.h: wrong values, not a failed
  * build). kforge's own CUDA-C is refused: its writer keeps such loads apart,
  * so a mark is a case it missed, and the ptx back end builds the kernel
- * without NVRTC. A raw kernel, which nothing else builds, gets a warning on
- * p (on a cache hit too). */
+ * without NVRTC; a refused build is never cached, so a hit needs no scan. A
+ * raw kernel, which nothing else builds, gets a warning on p, on a cache
+ * hit too. */
 static kf_status check_merged_lanes(kf_pipeline *p, const build_req *rq, const char *ptx, kf_error *err)
 {
     char why[320];
@@ -535,7 +536,7 @@ static kf_status build_cached(kf_pipeline *p, const build_req *rq, const kf_cach
     kf_status st = KF_OK;
     bool hit = cache_find(p, key, rq->uncached, b);
     if (!hit) st = build_blob(rq, jit, b, err);
-    if (st == KF_OK) st = check_merged_lanes(p, rq, b->ptx, err);
+    if (st == KF_OK && (!hit || !strcmp(rq->kind, "raw-cuda"))) st = check_merged_lanes(p, rq, b->ptx, err);
     if (st == KF_OK && !hit && !rq->uncached) st = cache_put(p, key, b, err);
     if (st == KF_OK && src_key) st = cache_put(p, *src_key, b, err);
     return st;

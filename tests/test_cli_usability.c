@@ -232,6 +232,22 @@ static void test_devices_name_the_ptx_compiler(void **state)
     done(&r), done(&n), done(&u);
 }
 
+/* The stand-in driver and NVRTC (tests/mock/mock_cuda.c), with the disk
+ * cache in the test's folder `cache`; stand_ins_off undoes it. */
+static void stand_ins_on(const char *cache)
+{
+    setenv("KFORGE_CACHE_DIR", tmp(cache), 1);
+    setenv("KF_LIBCUDA", MOCK, 1);
+    setenv("KF_LIBNVRTC", MOCK, 1);
+}
+
+static void stand_ins_off(void)
+{
+    unsetenv("KF_LIBCUDA");
+    unsetenv("KF_LIBNVRTC");
+    unsetenv("KFORGE_CACHE_DIR");
+}
+
 /* On the stand-in driver and NVRTC: the run binds and launches, and the
  * build lands in the disk cache (kforge cache stats counts it). */
 static void test_run_raw_cuda_goes_through_the_disk_cache(void **state)
@@ -239,16 +255,12 @@ static void test_run_raw_cuda_goes_through_the_disk_cache(void **state)
     assert_int_equal(access(MOCK, R_OK), 0);
     const char *cu = tmp("addone.cu");
     write_text(cu, raw_cu);
-    setenv("KFORGE_CACHE_DIR", tmp("rawcache"), 1);
-    setenv("KF_LIBCUDA", MOCK, 1);
-    setenv("KF_LIBNVRTC", MOCK, 1);
+    stand_ins_on("rawcache");
     result r = kforge("run", cu, "-k", "addone", "--block", "64", "x=iota(5)", "n=5", "--time", NULL);
     result s = kforge("cache", "stats", NULL);
     result p = kforge("run", tmp("addone.cu"), "-k", "addone", "--block", "64", "--grid", "1", "--count", "5",
                       "x=iota(5)", "n=5", NULL);
-    unsetenv("KF_LIBCUDA");
-    unsetenv("KF_LIBNVRTC");
-    unsetenv("KFORGE_CACHE_DIR");
+    stand_ins_off();
     assert_int_equal(r.status, 0);
     assert_true(has(r.out, "(raw CUDA-C, Mock GPU)"));
     assert_true(has(r.out, "x: &mut [f32], 5 elements = ["));
@@ -271,14 +283,10 @@ static void test_nvrtc_ptx_with_merged_lanes_warns(void **state)
     snprintf(src, sizeof src, "/*\n\tld.shared.v4.u8 {%%rs1, %%rs2, %%rs3, %%rs4}, [w];\n%s*/\n%s",
              "\tcvt.s32.s16 %r1, %rs1;\n", raw_cu);
     write_text(cu, src);
-    setenv("KFORGE_CACHE_DIR", tmp("mergedcache"), 1);
-    setenv("KF_LIBCUDA", MOCK, 1);
-    setenv("KF_LIBNVRTC", MOCK, 1);
+    stand_ins_on("mergedcache");
     result e = kforge("emit", "--target", "ptx", cu, NULL);
     result r = kforge("run", cu, "-k", "addone", "--block", "64", "x=iota(5)", "n=5", NULL);
-    unsetenv("KF_LIBCUDA");
-    unsetenv("KF_LIBNVRTC");
-    unsetenv("KFORGE_CACHE_DIR");
+    stand_ins_off();
     assert_int_equal(e.status, 0);
     assert_true(has(e.out, ".entry addone("));
     assert_true(has(e.err, "merged.cu: NVRTC miscompiled it: its PTX line 4:"));

@@ -28,14 +28,21 @@ static const char *saxpy_kf =
     "    }\n"
     "}\n";
 
+/* saxpy_kf compiled as nv.kf, and the cuda device on the stand-ins. */
+static void open_saxpy(kf_module **m, kf_device **d)
+{
+    kf_error e = {0};
+    assert_int_equal(kf_compile("nv.kf", saxpy_kf, strlen(saxpy_kf), NULL, m), KF_OK);
+    assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, d, &e), KF_OK);
+}
+
 static void nvrtc_error_on_emitted_cuda_c_names_the_kf_line(void **state)
 {
     kf_module *m;
-    assert_int_equal(kf_compile("nv.kf", saxpy_kf, strlen(saxpy_kf), NULL, &m), KF_OK);
     kf_device *d;
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
-    assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+    open_saxpy(&m, &d);
     setenv("MOCKNVRTC_FAIL_AT", "y_[i_] =", 1);
     assert_int_equal(kf_pipeline_create(d, m, &m->kernels[0], &p, &e), KF_ERR_DEVICE);
     assert_null(p);
@@ -68,11 +75,10 @@ static void nvrtc_ptx_with_merged_lanes_is_refused(void **state)
     static const char merged[] = "\tld.shared.v4.u8 {%rs14, %rs15, %rs16, %rs17}, [w];\n"
                                  "\tsetp.ne.s16 %p5, %rs16, 30259;\n";
     kf_module *m;
-    assert_int_equal(kf_compile("nv.kf", saxpy_kf, strlen(saxpy_kf), NULL, &m), KF_OK);
     kf_device *d;
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
-    assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+    open_saxpy(&m, &d);
     setenv("MOCKNVRTC_APPEND", merged, 1);
     for (int again = 0; again < 2; again++) {
         assert_int_equal(kf_pipeline_create(d, m, &m->kernels[0], &p, &e), KF_ERR_DEVICE);
