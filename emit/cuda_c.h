@@ -62,7 +62,8 @@
     X(KF_CU_H_LDSM, KF_CU_BIT(KF_CU_H_WORDS))              \
     X(KF_CU_H_CP_ASYNC, 0)                                 \
     X(KF_CU_H_PDL, 0)                                      \
-    X(KF_CU_H_PDL_TRIGGER, 0)
+    X(KF_CU_H_PDL_TRIGGER, 0)                              \
+    X(KF_CU_H_PREFETCH, 0)
 
 #define KF_CU_BIT(h) (1ull << (h))
 

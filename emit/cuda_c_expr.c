@@ -694,6 +694,9 @@ const char *kf_cu_tensor(kf_cu *c, const kf_ir_ins *in, const char *elem, const 
         kf_cu_need(c, KF_CU_H_CP_ASYNC);
         return kf_cu_str(c, "kf_cp_async_wait<%u>()", (unsigned)in->imm);
     case KF_BI_FENCE: return "__threadfence()";   /* fence.sc.gpu: at least fence.acq_rel.gpu's ordering */
+    case KF_BI_PREFETCH_L2:
+        kf_cu_need(c, KF_CU_H_PREFETCH);
+        return kf_cu_str(c, "kf_prefetch_l2(%s, %s, %s)", a[0], a[1], a[2]);
     default: return "?";
     }
 }

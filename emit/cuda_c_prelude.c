@@ -605,6 +605,18 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
         "#endif\n"
         "}\n",
+    [KF_CU_H_PREFETCH] =
+        "/* prefetch_l2: the 16-byte chunks inside bytes [off, off + n) of p into L2 (sm_90; a hint) */\n"
+        "__device__ __forceinline__ void kf_prefetch_l2(const void* p, unsigned long long off, unsigned long long n) {\n"
+        "#if __CUDA_ARCH__ >= 900\n"
+        "    unsigned long long a = (unsigned long long)__cvta_generic_to_global(p) + off;\n"
+        "    unsigned long long lo = (a + 15) & ~15ull, hi = (a + n) & ~15ull;\n"
+        "    if (hi > lo) {\n"
+        "        unsigned long long sz = hi - lo < 2147483632ull ? hi - lo : 2147483632ull;\n"
+        "        asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(lo), \"r\"((unsigned)sz));\n"
+        "    }\n"
+        "#endif\n"
+        "}\n",
     [KF_CU_H_ATOMIC_F16X2] =
         "__device__ __forceinline__ kf_f16x2 kf_atomic_add_f16x2(kf_f16x2* p, kf_f16x2 v)\n"
         "{\n"

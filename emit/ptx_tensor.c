@@ -10,6 +10,8 @@
  *   dep_wait     griddepcontrol.wait (sm_90; nothing below), then with
  *                pdl_trigger griddepcontrol.launch_dependents
  *   dep_trigger  griddepcontrol.launch_dependents (sm_90; nothing below)
+ *   prefetch_l2  cp.async.bulk.prefetch.L2.global of the range's 16-byte
+ *                chunks (sm_90; nothing below)
  * Fragments live one lane per register like every vector (ptx_internal.h);
  * the instructions take them as 32-bit words, so lanes are packed into
  * words before (mov.b32 {lo, hi} for 16-bit lanes, which ptxas folds
@@ -126,6 +128,27 @@ static void emit_cp_async(ptx_cx *cx, const kf_ir_ins *in)
         kf_ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16", dst.s, src.s);
 }
 
+/* prefetch_l2 on sm_90: one cp.async.bulk.prefetch.L2 of the 16-byte
+ * chunks inside the range (the address rounded up, the end down; at most
+ * 2 GiB - 16 bytes), none when no whole chunk lies inside. A hint: below
+ * sm_90 nothing. */
+static void emit_prefetch(ptx_cx *cx, const kf_ir_ins *in)
+{
+    if ((cx->o->arch ? cx->o->arch : 90) < 90) return;
+    preg base = kf_ptx_reg(cx, in->a[0], 0), lo = kf_ptx_tmp(cx, PTX_RC_RD), hi = kf_ptx_tmp(cx, PTX_RC_RD);
+    preg sz = kf_ptx_tmp(cx, PTX_RC_RD), sz32 = kf_ptx_tmp(cx, PTX_RC_R), p = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_ins(cx, "add.s64 %s, %s, %s", lo.s, base.s, kf_ptx_opnd(cx, in->a[1], 0).s);
+    kf_ptx_ins(cx, "add.s64 %s, %s, %s", hi.s, lo.s, kf_ptx_opnd(cx, in->a[2], 0).s);
+    kf_ptx_ins(cx, "add.s64 %s, %s, 15", lo.s, lo.s);
+    kf_ptx_ins(cx, "and.b64 %s, %s, -16", lo.s, lo.s);
+    kf_ptx_ins(cx, "and.b64 %s, %s, -16", hi.s, hi.s);
+    kf_ptx_ins(cx, "setp.gt.u64 %s, %s, %s", p.s, hi.s, lo.s);
+    kf_ptx_ins(cx, "sub.s64 %s, %s, %s", sz.s, hi.s, lo.s);
+    kf_ptx_ins(cx, "min.u64 %s, %s, 2147483632", sz.s, sz.s);
+    kf_ptx_ins(cx, "cvt.u32.u64 %s, %s", sz32.s, sz.s);
+    kf_ptx_ins(cx, "@%s cp.async.bulk.prefetch.L2.global [%s], %s", p.s, lo.s, sz32.s);
+}
+
 void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)
 {
     switch (in->sub) {
@@ -145,6 +168,7 @@ void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)
     case KF_BI_DEP_TRIGGER:
         if (kf_emit_pdl_wait(cx->o)) kf_ptx_ins(cx, "griddepcontrol.launch_dependents");
         break;
+    case KF_BI_PREFETCH_L2: emit_prefetch(cx, in); break;
     default:
         kf_ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?");
         break;

@@ -38,8 +38,8 @@ extern const char *const kf_op_spelling[KF_OP_COUNT];
  * argument count matches. Section 8's builtins that are not lane by lane
  * (dot4, bfe, bfi, prmt; mma, ldmatrix, cp_async) lower to the IR's INTRIN
  * op (ir.h: KF_IR_INTRINS says how each behaves), and so do `fence`,
- * `dep_wait` and `dep_trigger`, kforge extensions beyond the v2 contract
- * (grammar/README.md section 7). */
+ * `dep_wait`, `dep_trigger` and `prefetch_l2`, kforge extensions beyond
+ * the v2 contract (grammar/README.md section 7). */
 #define KF_BUILTINS(X) \
     X(KF_BI_THREAD_ID, "thread_id", 'v', 0) X(KF_BI_BLOCK_ID, "block_id", 'v', 0) \
     X(KF_BI_BLOCK_DIM, "block_dim", 'v', 0) X(KF_BI_GRID_DIM, "grid_dim", 'v', 0) \
@@ -75,7 +75,8 @@ extern const char *const kf_op_spelling[KF_OP_COUNT];
     X(KF_BI_CP_ASYNC, "cp_async", 'f', 4)   X(KF_BI_CP_ASYNC_N, "cp_async", 'f', 5) \
     X(KF_BI_CP_ASYNC_COMMIT, "cp_async_commit", 'f', 0) X(KF_BI_CP_ASYNC_WAIT, "cp_async_wait", 'f', 1) \
     X(KF_BI_FENCE, "fence", 'f', 0) \
-    X(KF_BI_DEP_WAIT, "dep_wait", 'f', 0) X(KF_BI_DEP_TRIGGER, "dep_trigger", 'f', 0)
+    X(KF_BI_DEP_WAIT, "dep_wait", 'f', 0) X(KF_BI_DEP_TRIGGER, "dep_trigger", 'f', 0) \
+    X(KF_BI_PREFETCH_L2, "prefetch_l2", 'f', 3)
 
 typedef enum {
     KF_BI_NONE = 0,

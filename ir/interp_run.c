@@ -318,6 +318,9 @@ static bool intrin_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
     case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: return !in->dst && cp_async_ok(k, in);
     case KF_BI_CP_ASYNC_COMMIT: case KF_BI_FENCE: case KF_BI_DEP_WAIT: case KF_BI_DEP_TRIGGER: return !in->dst;
     case KF_BI_CP_ASYNC_WAIT: return !in->dst && in->imm <= 255;
+    case KF_BI_PREFETCH_L2:
+        return !in->dst && is_buffer(k, in->a[0]) && is_vec(k->vals[in->a[1]].type, KF_S_U64, 1) &&
+               is_vec(k->vals[in->a[2]].type, KF_S_U64, 1);
     default: break;
     }
     if (!is_value_type(in->type) || !in->dst) return false;
@@ -336,8 +339,10 @@ static void decode_intrin(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
     else if (in->sub == KF_BI_CP_ASYNC_WAIT) d->h = IH_CPWAIT;
     else if (in->sub == KF_BI_FENCE) d->h = IH_NOP;   /* every access is done when it runs (interp.c) */
     else if (in->sub == KF_BI_DEP_WAIT || in->sub == KF_BI_DEP_TRIGGER) d->h = IH_NOP;   /* launches run one by one */
+    else if (in->sub == KF_BI_PREFETCH_L2) d->h = IH_PREFETCH;   /* only its range is checked */
     else d->h = IH_INTRIN;
     if (d->h == IH_CPASYNC) d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+    if (d->h == IH_PREFETCH) d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(c->k->vals[in->a[0]].type)));
     if (d->h == IH_LDSM || d->h == IH_CPASYNC || d->h == IH_CPWAIT) d->target = (uint32_t)in->imm;
     if (d->h == IH_LDSM || d->h == IH_CPASYNC) d->s_in = val_scalar(c, in->a[0]);
 }
@@ -558,6 +563,20 @@ static kf_status do_load_store(kf_ictx *c, kf_ithread *t, const kf_idins *d)
         memcpy(p, &R[d->a[2]], 1u << d->eshift);
     }
     return KF_OK;
+}
+
+/* prefetch_l2: a hint, so nothing happens but the check that its range
+ * (bytes a1 .. a1 + a2 of the buffer) lies in the buffer, as a load's. */
+static kf_status do_prefetch(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    const kf_islot *R = t->R;
+    uint64_t off = R[d->a[1]].u64[0], n = R[d->a[2]].u64[0], len = R[d->a[0]].u64[1];
+    if (!n || (off <= len && n <= len - off)) return KF_OK;
+    const kf_ir_param *bp = c->bufparam[d->a[0]];
+    return kf_interp_fault(c, t, d->src, "out-of-bounds prefetch_l2 of %s: elements %llu to %llu, the buffer has %llu "
+                           "(the range must lie in the buffer, as a load's index)", bp ? bp->name : "buffer",
+                           (unsigned long long)(off >> d->eshift), (unsigned long long)((off >> d->eshift) + (n >> d->eshift) - 1),
+                           (unsigned long long)(len >> d->eshift));
 }
 
 /* Copies one array or buffer element between memory and a slot, sizes
@@ -785,6 +804,7 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
         return st ? intrin_fault(c, t, d, st) : KF_OK;
     }
     case IH_CPASYNC: case IH_CPCOMMIT: case IH_CPWAIT: return kf_interp_async(c, t, d);
+    case IH_PREFETCH: return do_prefetch(c, t, d);
     default: kf_unreachable("interp handler");
     }
     return st ? div_fault(c, t, d, st) : KF_OK;

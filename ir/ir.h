@@ -149,7 +149,9 @@ enum {
     X(KF_BI_CP_ASYNC_WAIT, 0, KF_II_ASYNC)   /* imm: N, the groups that may stay pending */ \
     X(KF_BI_FENCE, 0, KF_II_FENCE)           /* fence(): PTX fence.acq_rel.gpu; no operand, no dst */ \
     X(KF_BI_DEP_WAIT, 0, KF_II_FENCE)        /* dep_wait(): griddepcontrol.wait (sm_90), the kernel's one wait */ \
-    X(KF_BI_DEP_TRIGGER, 0, KF_II_FENCE)     /* dep_trigger(): griddepcontrol.launch_dependents (sm_90) */
+    X(KF_BI_DEP_TRIGGER, 0, KF_II_FENCE)     /* dep_trigger(): griddepcontrol.launch_dependents (sm_90) */ \
+    X(KF_BI_PREFETCH_L2, 3, 0)   /* prefetch_l2(src, j, n): a0 buffer, a1 u64 byte offset, a2 u64 bytes; \
+                                    a hint, no dst: cp.async.bulk.prefetch.L2 (sm_90) */
 
 /* The row of INTRIN sub: its operand count and flags; false when sub is
  * not an intrinsic (malformed IR). */

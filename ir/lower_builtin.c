@@ -13,7 +13,8 @@
  * ldmatrix and cp_async (the shared array in `imm`, as ALOAD names it),
  * cp_async_commit / cp_async_wait (the constant group count in `imm`),
  * fence, dep_wait and dep_trigger (no operand: ir.h's KF_II_FENCE keeps
- * every pass's hands off them; lower.c checks where dep_wait stands). */
+ * every pass's hands off them; lower.c checks where dep_wait stands), and
+ * prefetch_l2 (its range in bytes). */
 #include "lower.h"
 
 static kf_type u32_t(void) { return kf_type_scalar(KF_S_U32); }
@@ -292,6 +293,19 @@ static void cp_async(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *ar
     kf_lower_emit(lw, KF_IR_INTRIN, b, el, 0, i, buf, j, n, arr, e->loc);
 }
 
+/* prefetch_l2(src, j, n): the INTRIN takes the range in bytes (u64), so
+ * that the back ends only round it to 16-byte chunks and the interpreter
+ * checks it against the buffer's bytes. */
+static void prefetch(lw_t *lw, const kf_node *e, const kf_node *args[5])
+{
+    kf_type u64 = kf_type_scalar(KF_S_U64);
+    kf_val buf = kf_lower_expr(lw, args[0]);
+    kf_val j = kf_lower_expr_as(lw, args[1], u64), n = kf_lower_expr_as(lw, args[2], u64);
+    kf_val es = kf_lower_const(lw, u64, kf_type_elem_bytes(kf_type_elem(args[0]->type)), e->loc);
+    kf_val off = binop(lw, KF_OP_MUL, u64, j, es, e->loc), bytes = binop(lw, KF_OP_MUL, u64, n, es, e->loc);
+    kf_lower_emit(lw, KF_IR_INTRIN, KF_BI_PREFETCH_L2, kf_type_void(), 0, buf, off, bytes, 0, 0, e->loc);
+}
+
 static kf_val async_op(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[5])
 {
     uint64_t groups = 0;
@@ -326,6 +340,7 @@ kf_val kf_lower_builtin_call(lw_t *lw, const kf_node *e)
         kf_lower_emit(lw, KF_IR_INTRIN, (uint16_t)b, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
         return 0;
     case KF_BI_DEP_WAIT: kf_lower_dep_wait(lw, e->loc); return 0;
+    case KF_BI_PREFETCH_L2: prefetch(lw, e, args); return 0;
     case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN: {
         kf_val v = kf_lower_expr_as(lw, args[0], t);
         return shfl_value(lw, b, v, kf_lower_expr_as(lw, args[1], u32_t()), e->loc);

@@ -496,6 +496,26 @@ static kf_type cp_async(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsi
     return done(s, n, kf_type_void(), false);
 }
 
+/* prefetch_l2(src, j, n): a hint that elements j .. j+n-1 of buffer src
+ * will be read soon (a kforge extension, grammar/README.md section 7). */
+static kf_type prefetch(kf_sema *s, kf_node *n, kf_node **a)
+{
+    kf_type src = a[0]->type;
+    bool ok = !kf_sema_is_err(src);
+    if (ok && src.kind != KF_TK_BUFFER) {
+        kf_sema_error(s, a[0]->loc, "'prefetch_l2' prefetches a buffer (global memory), found %s%s", TSTR(src),
+                      src.kind == KF_TK_ARRAY ? ": shared and local arrays are on chip already" : "");
+        ok = false;
+    }
+    ok = kf_sema_index(s, a[1]) && ok;
+    ok = kf_sema_expect(s, a[2], kf_type_scalar(KF_S_U32), "the element count of 'prefetch_l2'") && ok;
+    if (!s->func) {
+        kf_sema_error(s, n->loc, "prefetch_l2() can only be used in a kernel or fn");
+        ok = false;
+    }
+    return ok ? done(s, n, kf_type_void(), false) : fail(n);
+}
+
 /* cp_async_wait(N): N a compile-time constant count of groups. */
 static kf_type cp_wait(kf_sema *s, kf_node *n, kf_node *a)
 {
@@ -586,11 +606,13 @@ static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsig
         return;
     }
     bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
-    bool copy = bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N;
+    bool copy = bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N, pf = bi == KF_BI_PREFETCH_L2;
     for (unsigned i = 0; i < na; i++) {
         if (bi == KF_BI_BITCAST && i == 0 && a[i]->kind == KF_N_TYPE) continue;
-        if ((atomic || copy) && (i == 1 || (copy && i == 3))) continue; /* checked as an index */
-        if (takes_array(bi, i) || (copy && i == 2) || (atomic && i == 0)) kf_sema_value_let(s, a[i], kf_type_void());
+        if ((atomic || copy || pf) && (i == 1 || (copy && i == 3))) continue; /* checked as an index */
+        if (takes_array(bi, i) || (copy && i == 2) || ((atomic || pf) && i == 0))
+            kf_sema_value_let(s, a[i], kf_type_void());
+        else if (pf) kf_sema_value_hint(s, a[i], kf_type_scalar(KF_S_U32), false);
         else kf_sema_value_hint(s, a[i], param_hint(s, n, bi, i, a), atomic && i == 0);
     }
 }
@@ -649,6 +671,7 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
     case KF_BI_LDMATRIX_X2_TRANS: case KF_BI_LDMATRIX_X4_TRANS: return ldmatrix(s, n, bi, a);
     case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: return cp_async(s, n, bi, a, na);
     case KF_BI_CP_ASYNC_WAIT: return cp_wait(s, n, a[0]);
+    case KF_BI_PREFETCH_L2: return prefetch(s, n, a);
     case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN:
     case KF_BI_WARP_SUM: case KF_BI_WARP_MAX: case KF_BI_WARP_MIN: return warp(s, n, bi, a);
     case KF_BI_BALLOT: case KF_BI_ANY: case KF_BI_ALL: return vote(s, n, bi, a[0]);

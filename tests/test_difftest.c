@@ -103,7 +103,7 @@ static void generated_programs_run_on_the_interpreter_without_a_fault(void **sta
 /* ---- properties the interpreter cannot check, on the tree ---------------------------- */
 typedef struct {
     unsigned bitcasts, divisions, stores, approx, exchanges, warp_ops, mma, ldmatrix, cp_async;
-    unsigned fences, triggers, waits;   /* kforge's statement extensions (S_BUILTIN) */
+    unsigned fences, triggers, waits, prefetches;   /* kforge's statement extensions (S_BUILTIN) */
     unsigned min_blocks, min_blocks_zero;   /* schedules with min_blocks = N > 0, = 0 */
     bool in_approx_store;
 } census;
@@ -200,9 +200,10 @@ static void walk(census *c, const kf_dt_prog *p, const dt_node *n)
         c->exchanges++;
         break;
     case DT_S_BUILTIN:
-        c->fences += !strcmp(n->text, "fence");
-        c->triggers += !strcmp(n->text, "dep_trigger");
-        assert_true(strcmp(n->text, "dep_wait") != 0);   /* only at the kernel's top level (below) */
+        c->fences += !strcmp(n->text, "fence()");
+        c->triggers += !strcmp(n->text, "dep_trigger()");
+        c->prefetches += !strncmp(n->text, "prefetch_l2(", 12);
+        assert_true(strcmp(n->text, "dep_wait()") != 0);   /* only at the kernel's top level (below) */
         break;
     default: break;
     }
@@ -218,9 +219,9 @@ static void programs_are_safe_where_the_interpreter_cannot_see(void **state)
     for (uint64_t k = 0; k < 300; k++) {
         kf_dt_prog *p = kf_dt_generate(5, k, 0);
         for (const dt_node *n = p->body; n; n = n->next)   /* dep_wait: once, in the kernel's own list */
-            if (n->kind == DT_S_BUILTIN && !strcmp(n->text, "dep_wait")) c.waits++;
+            if (n->kind == DT_S_BUILTIN && !strcmp(n->text, "dep_wait()")) c.waits++;
         for (const dt_node *n = p->body; n; n = n->next)
-            if (n->kind != DT_S_BUILTIN || strcmp(n->text, "dep_wait")) walk(&c, p, n);
+            if (n->kind != DT_S_BUILTIN || strcmp(n->text, "dep_wait()")) walk(&c, p, n);
         for (uint32_t i = 0; i < p->nfns; i++) walk_list(&c, p, p->fns[i].body);
         c.min_blocks += p->min_blocks > 0;
         c.min_blocks_zero += p->min_blocks_zero;
@@ -231,8 +232,9 @@ static void programs_are_safe_where_the_interpreter_cannot_see(void **state)
     assert_true(c.approx > 50 && c.exchanges > 30 && c.warp_ops > 100);
     print_message("tensor operations in 300 programs: %u mma, %u ldmatrix, %u cp_async\n", c.mma, c.ldmatrix, c.cp_async);
     assert_true(c.mma > 20 && c.ldmatrix > 5 && c.cp_async > 10);
-    print_message("extensions in 300 programs: %u fence, %u dep_trigger, %u dep_wait\n", c.fences, c.triggers, c.waits);
-    assert_true(c.fences > 50 && c.triggers > 30 && c.waits > 30 && c.waits < 120);
+    print_message("extensions in 300 programs: %u fence, %u dep_trigger, %u dep_wait, %u prefetch_l2\n", c.fences,
+                  c.triggers, c.waits, c.prefetches);
+    assert_true(c.fences > 50 && c.triggers > 30 && c.waits > 30 && c.waits < 120 && c.prefetches > 20);
     print_message("schedules in 300 programs: %u min_blocks = N, %u min_blocks = 0\n", c.min_blocks, c.min_blocks_zero);
     assert_true(c.min_blocks > 30 && c.min_blocks_zero > 15);
 }

@@ -1131,6 +1131,32 @@ static void test_bitcast_to_halves_shifts_the_high_half_down(void **st)
     (void)st;
 }
 
+/* prefetch_l2 on sm_90: the range in bytes from the buffer's address, the
+ * start rounded up and the end down to 16 bytes, the size capped below 2
+ * GiB, one predicated cp.async.bulk.prefetch.L2 (none when no whole chunk
+ * lies inside); on sm_80 no instruction at all. */
+static void test_prefetch_l2_is_one_bulk_prefetch_of_whole_chunks(void **st)
+{
+    const char *src = "kernel k(w: &[f16x8], x: &[u8], o: &mut [f32], j: u32, n: u32) {\n"
+                      "    prefetch_l2(w, j, n);\n    prefetch_l2(x, 3, 100);\n    o[0] = 1.0;\n}\n";
+    char *p = emit_kf(src, 90);
+    assert_int_equal(count_of(p, "cp.async.bulk.prefetch.L2.global ["), 2);
+    assert_int_equal(count_of(p, "and.b64 "), 4);
+    assert_int_equal(count_of(p, ", 15;"), 2);
+    assert_int_equal(count_of(p, "min.u64 "), 2);
+    HAS(p, "2147483632;");
+    HAS(p, "shl.b64 ");   /* j and n in 16-byte elements */
+    HAS(p, ", 100;");     /* x: bytes 3 .. 102 */
+    HAS(p, ", 3;");
+    HAS(p, "setp.gt.u64 ");
+    free(p);
+    p = emit_kf(src, 80);
+    HASNT(p, "cp.async.bulk");
+    HASNT(p, "and.b64 ");
+    free(p);
+    (void)st;
+}
+
 /* Issue 7, difftest seed 10 program 8746: a 16- or 8-bit cut of a word is
  * masked by and.b32 before cvt.u16.u32, since ptxas 13 drops the
  * zero-extension of a bare cvt.u16.u32 / cvt.u32.u16 pair when the word is
@@ -1354,6 +1380,7 @@ int main(void)
         cmocka_unit_test(test_negated_condition_folds_into_branch),
         cmocka_unit_test(test_early_return_is_predicated_ret),
         cmocka_unit_test(test_packed_half_pairs),
+        cmocka_unit_test(test_prefetch_l2_is_one_bulk_prefetch_of_whole_chunks),
         cmocka_unit_test(test_packed_mul_add_is_not_fused),
         cmocka_unit_test(test_integer_and_fast_helpers),
         cmocka_unit_test(test_bitfield_range_inside),

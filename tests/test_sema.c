@@ -733,6 +733,26 @@ static void dep_builtins(void **state)
     reject(K("let x = dep_trigger();"), 2, 9, "'dep_trigger' returns no value: call it as a statement");
 }
 
+/* prefetch_l2(src, j, n): a buffer, an index of any integer type, a u32
+ * element count; a statement with no value. */
+static void prefetch_builtin(void **state)
+{
+    prog *p = ok("kernel k(a: &[f16x8], o: &mut [f32], n: u32, j: i64) {\nprefetch_l2(a, j, n);\n"
+                 "prefetch_l2(o, 3, 5);\nprefetch_l2(a as &[u8], 0, n * 16);\n}\n");
+    kf_node *call = find_kind(p->module, KF_N_EXPR)->a;
+    assert_int_equal(call->kind, KF_N_CALL);
+    assert_int_equal(call->op, KF_BI_PREFETCH_L2);
+    assert_int_equal(call->type.kind, KF_TK_VOID);
+    prog_free(p);
+    reject(K("shared s: f32[64];\nprefetch_l2(s, 0, 64);"), 3, 13,
+           "'prefetch_l2' prefetches a buffer (global memory), found shared f32[64]: shared and local arrays are on chip already");
+    reject(K("prefetch_l2(f, 0, 4);"), 2, 13, "'prefetch_l2' prefetches a buffer (global memory), found f32");
+    reject(K("prefetch_l2(a, f, 4);"), 2, 16, "an index must be an integer, found f32");
+    reject(K("prefetch_l2(a, 0, i);"), 2, 19, "the element count of 'prefetch_l2' must be u32, found i32");
+    reject(K("prefetch_l2(a, 0);"), 2, 1, "'prefetch_l2' takes 3 arguments, found 2");
+    reject(K("let x = prefetch_l2(a, 0, 4);"), 2, 9, "'prefetch_l2' returns no value: call it as a statement");
+}
+
 /* fence(): a statement with no arguments and no value (the kforge
  * extension); a user's fn or let named fence hides the builtin. */
 static void fence_builtin(void **state)
@@ -1249,6 +1269,7 @@ int main(void)
         cmocka_unit_test(atomic_builtins),
         cmocka_unit_test(fence_builtin),
         cmocka_unit_test(dep_builtins),
+        cmocka_unit_test(prefetch_builtin),
         cmocka_unit_test(math_builtins),
         cmocka_unit_test(packed_half_builtins),
         cmocka_unit_test(integer_and_fast_helpers),

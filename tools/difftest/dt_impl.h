@@ -54,7 +54,7 @@ enum {
     X(S_EXCHANGE) /* [barrier();] for aux in tb .. n step NB { text[aux] = a[0]; } barrier(); op 1: */ \
                   /* the loop's body is a[0] (cp_async), then commit and wait(0) */  \
     X(S_BARRIER)                                                                               \
-    X(S_BUILTIN)  /* text(); kforge's statement extensions: fence, dep_wait, dep_trigger */     \
+    X(S_BUILTIN)  /* text; kforge's statement extensions: fence, dep_wait, dep_trigger */     \
     X(S_CALL)     /* a[0]; (a call whose value, if any, is dropped) */
 
 typedef enum {

@@ -115,8 +115,9 @@
  * fence(), dep_trigger() and dep_wait() (grammar/README.md section 7) come
  * from a second stream (dt_gen.side), so that the rest of a program draws
  * the same numbers with them as without (a kernel with pre-wait lets then
- * differs only where later choices pick among them). fence() and dep_trigger() stand
- * anywhere (3% of statements, kernel and fns). dep_wait() (20% of kernels)
+ * differs only where later choices pick among them). fence(), dep_trigger()
+ * and prefetch_l2() of an input buffer in scope (its range inside it) stand
+ * anywhere (3% of statements, kernel and fns: 5, 3 and 2 in 10). dep_wait() (20% of kernels)
  * opens the kernel's own statements after the prologue, behind 1-3 lets
  * that store nothing (pre_wait); on one launch it waits for nothing, so
  * what it tests is the GPU paths' loads around it.
@@ -951,7 +952,7 @@ static void gen_call(dt_gen *g, list *l)
     gen_assign(g, l);
 }
 
-/* text(); a statement builtin of kforge's (S_BUILTIN). */
+/* text; a statement builtin of kforge's (S_BUILTIN), its call written out. */
 static void builtin(dt_gen *g, list *l, const char *text)
 {
     dt_node *s = stmt(g, DT_S_BUILTIN);
@@ -959,10 +960,26 @@ static void builtin(dt_gen *g, list *l, const char *text)
     append(l, s);
 }
 
+/* prefetch_l2(buf, j, n) of an input buffer in scope, its range drawn from
+ * the side stream and inside the buffer; dep_trigger() where none is. */
+static const char *prefetch_text(dt_gen *g)
+{
+    int ins[DT_MAX_SYMS], n = 0;
+    for (uint32_t i = 0; i < g->nsyms; i++)
+        if (g->syms[i].kind == DT_K_INBUF && g->syms[i].buf->count) ins[n++] = (int)i;
+    if (!n) return "dep_trigger()";
+    const dt_sym *s = &g->syms[ins[dt_below(g->side, (uint32_t)n)]];
+    uint32_t j = dt_below(g->side, s->buf->count), cnt = dt_below(g->side, s->buf->count - j + 1);
+    return kf_arena_printf(&g->p->arena, "prefetch_l2(%s, %u, %u)", s->name, j, cnt);
+}
+
 static void gen_stmt(dt_gen *g, list *l, int nest)
 {
     g->budget--;
-    if (g->side && dt_chance(g->side, 3)) builtin(g, l, dt_chance(g->side, 60) ? "fence" : "dep_trigger");
+    if (g->side && dt_chance(g->side, 3)) {
+        unsigned k = dt_below(g->side, 10);
+        builtin(g, l, k < 5 ? "fence()" : k < 8 ? "dep_trigger()" : prefetch_text(g));
+    }
     unsigned k = dt_below(g->r, 100);
     int size = 2 + (int)dt_below(g->r, 4);
     bool can_nest = nest < 4 && g->budget > 3;
@@ -1365,7 +1382,7 @@ static void pre_wait(dt_gen *g, list *l)
     }
     for (uint32_t i = dt_below(g->r, 3); i > 0; i--) gen_let(g, l);
     g->r = main, g->prewait = false;
-    builtin(g, l, "dep_wait");
+    builtin(g, l, "dep_wait()");
 }
 
 /* let dt_tb / dt_gt / dt_<out>: the thread's place and its own slots. */

@@ -273,7 +273,7 @@ static void stmt(pr *c, const dt_node *s)
         break;
     }
     case DT_S_BARRIER: line(c, "barrier();\n"); break;
-    case DT_S_BUILTIN: line(c, "%s();\n", s->text); break;
+    case DT_S_BUILTIN: line(c, "%s;\n", s->text); break;
     case DT_S_CALL:
         line(c, "%s", "");
         expr(c, s->a[0]);

@@ -938,6 +938,38 @@ static void ref_fence_last_block(ref_ctx *r)
     free(x);
 }
 
+/* ---- prefetch.kf ------------------------------------------------------------ */
+
+/* prefetch_next: y[i] = w[i]·x[i] + y[i] in u32 (the prefetches change
+ * nothing). */
+static void ref_prefetch_next(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nw, nx, ny;
+    uint32_t *w = in_buf(r, "w", KF_S_U32, 1, &nw), *y = in_buf(r, "y", KF_S_U32, 1, &ny);
+    uint8_t *x = in_buf(r, "x", KF_S_U8, 1, &nx);
+    for (size_t i = 0; i < n && i < nw && i < nx && i < ny; i++) y[i] = w[i] * (uint32_t)x[i] + y[i];
+    out_free(r, "y", KF_S_U32, y, ny);
+    free(w);
+    free(x);
+}
+
+/* prefetch_early_rows: y[r] = sum of the row's k·8 f16 weights times x, in
+ * double, rounded once to f32. */
+static void ref_prefetch_rows(ref_ctx *r)
+{
+    size_t rows = (size_t)in_num(r, "rows"), k = (size_t)in_num(r, "k"), nw, nx, ny;
+    uint16_t *w = in_buf(r, "w", KF_S_F16, 8, &nw);
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx), *y = in_buf(r, "y", KF_S_F32, 1, &ny);
+    for (size_t row = 0; row < rows && row < ny && (row + 1) * k <= nw && k * 8 <= nx; row++) {
+        double s = 0;
+        for (size_t j = 0; j < k * 8; j++) s += kf_ref_f16_value(w[row * k * 8 + j]) * (double)x[j];
+        y[row] = (float)s;
+    }
+    out_free(r, "y", KF_S_F32, y, ny);
+    free(w);
+    free(x);
+}
+
 /* ---- block algorithms (algorithms.kf) ------------------------------------------- */
 
 /* Exclusive scan of each 256-element block (zeros past n), block totals in
@@ -1078,7 +1110,7 @@ static void ref_algo_rowmax(ref_ctx *r) { algo_matrix(r, "rm"); }
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"nested_context_builtins", ref_nested_context_builtins}, {"unroll_dead_arms", ref_unroll_dead_arms}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
-    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_trig_range", ref_math_trig_range}, {"math_f64", ref_math_f64}, \
+    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"prefetch_next", ref_prefetch_next}, {"prefetch_rows", ref_prefetch_rows}, {"math_f32", ref_math_f32}, {"math_trig_range", ref_math_trig_range}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose}, {"row_cross", ref_row_cross}, \
     {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic}, \
