@@ -718,7 +718,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     }
 }
 
-/* kernel q4k_gemv (q4k.kf:388) */
+/* kernel q4k_gemv (q4k.kf:380) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -733,9 +733,9 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned nbk_ = k_ >> 8u;
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     unsigned n_ = nbk_ << 6u;
-    unsigned t95_ = blockDim.x << 3u;
+    unsigned t15_ = blockDim.x << 3u;
     #pragma unroll 1
-    for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t95_) {
+    for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t15_) {
         v_[0u] = x4_[min(e0_, (n_ - 1u))];
         v_[1u] = x4_[min((e0_ + blockDim.x), (n_ - 1u))];
         v_[2u] = x4_[min((e0_ + (blockDim.x << 1u)), (n_ - 1u))];
@@ -748,256 +748,256 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned kb_ = e0_ >> 6u;
             unsigned q_ = (e0_ >> 4u) & 3u;
             unsigned s_ = e0_ & 15u;
-            kf_f16 t186_ = kf_f16_from_f32(v_[0u].v[0]);
-            kf_f16 t190_ = kf_f16_from_f32(v_[0u].v[1]);
-            kf_f16 t194_ = kf_f16_from_f32(v_[0u].v[2]);
-            kf_f16 t198_ = kf_f16_from_f32(v_[0u].v[3]);
-            kf_f16 t209_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[0], kf_f16_to_f32(t186_)));
-            kf_f16 t216_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[1], kf_f16_to_f32(t190_)));
-            kf_f16 t223_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[2], kf_f16_to_f32(t194_)));
-            kf_f16 t230_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[3], kf_f16_to_f32(t198_)));
+            kf_f16 t106_ = kf_f16_from_f32(v_[0u].v[0]);
+            kf_f16 t110_ = kf_f16_from_f32(v_[0u].v[1]);
+            kf_f16 t114_ = kf_f16_from_f32(v_[0u].v[2]);
+            kf_f16 t118_ = kf_f16_from_f32(v_[0u].v[3]);
+            kf_f16 t129_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[0], kf_f16_to_f32(t106_)));
+            kf_f16 t136_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[1], kf_f16_to_f32(t110_)));
+            kf_f16 t143_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[2], kf_f16_to_f32(t114_)));
+            kf_f16 t150_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[3], kf_f16_to_f32(t118_)));
             unsigned at_ = ((((kb_ << 2u) + q_) << 1u) << 4u) + s_;
-            kf_f16x2 t246_ = kf_f16x2{{t186_, t194_}};
-            unsigned t247_ = kf_bitcast<unsigned>(t246_);
-            kf_f16x2 t251_ = kf_f16x2{{t190_, t198_}};
-            unsigned t252_ = kf_bitcast<unsigned>(t251_);
-            kf_u32x2 t254_ = kf_u32x2{{t247_, t252_}};
-            ((kf_u32x2*)tab_)[at_] = t254_;
-            unsigned t263_ = ((at_ + 16u) - s_) + (s_ ^ 8u);
-            kf_f16x2 t267_ = kf_f16x2{{t209_, t223_}};
-            unsigned t268_ = kf_bitcast<unsigned>(t267_);
-            kf_f16x2 t272_ = kf_f16x2{{t216_, t230_}};
-            unsigned t273_ = kf_bitcast<unsigned>(t272_);
-            kf_u32x2 t275_ = kf_u32x2{{t268_, t273_}};
-            ((kf_u32x2*)tab_)[t263_] = t275_;
+            kf_f16x2 t166_ = kf_f16x2{{t106_, t114_}};
+            unsigned t167_ = kf_bitcast<unsigned>(t166_);
+            kf_f16x2 t171_ = kf_f16x2{{t110_, t118_}};
+            unsigned t172_ = kf_bitcast<unsigned>(t171_);
+            kf_u32x2 t174_ = kf_u32x2{{t167_, t172_}};
+            ((kf_u32x2*)tab_)[at_] = t174_;
+            unsigned t183_ = ((at_ + 16u) - s_) + (s_ ^ 8u);
+            kf_f16x2 t187_ = kf_f16x2{{t129_, t143_}};
+            unsigned t188_ = kf_bitcast<unsigned>(t187_);
+            kf_f16x2 t192_ = kf_f16x2{{t136_, t150_}};
+            unsigned t193_ = kf_bitcast<unsigned>(t192_);
+            kf_u32x2 t195_ = kf_u32x2{{t188_, t193_}};
+            ((kf_u32x2*)tab_)[t183_] = t195_;
         }
         unsigned e_ = e0_ + blockDim.x;
         if (e_ < n_) {
             unsigned kb_2_ = e_ >> 6u;
             unsigned q_2_ = (e_ >> 4u) & 3u;
             unsigned s_2_ = e_ & 15u;
-            kf_f16 t292_ = kf_f16_from_f32(v_[1u].v[0]);
-            kf_f16 t296_ = kf_f16_from_f32(v_[1u].v[1]);
-            kf_f16 t300_ = kf_f16_from_f32(v_[1u].v[2]);
-            kf_f16 t304_ = kf_f16_from_f32(v_[1u].v[3]);
-            kf_f16 t315_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[0], kf_f16_to_f32(t292_)));
-            kf_f16 t322_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[1], kf_f16_to_f32(t296_)));
-            kf_f16 t329_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[2], kf_f16_to_f32(t300_)));
-            kf_f16 t336_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[3], kf_f16_to_f32(t304_)));
+            kf_f16 t212_ = kf_f16_from_f32(v_[1u].v[0]);
+            kf_f16 t216_ = kf_f16_from_f32(v_[1u].v[1]);
+            kf_f16 t220_ = kf_f16_from_f32(v_[1u].v[2]);
+            kf_f16 t224_ = kf_f16_from_f32(v_[1u].v[3]);
+            kf_f16 t235_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[0], kf_f16_to_f32(t212_)));
+            kf_f16 t242_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[1], kf_f16_to_f32(t216_)));
+            kf_f16 t249_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[2], kf_f16_to_f32(t220_)));
+            kf_f16 t256_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[3], kf_f16_to_f32(t224_)));
             unsigned at_2_ = ((((kb_2_ << 2u) + q_2_) << 1u) << 4u) + s_2_;
-            kf_f16x2 t352_ = kf_f16x2{{t292_, t300_}};
-            unsigned t353_ = kf_bitcast<unsigned>(t352_);
-            kf_f16x2 t357_ = kf_f16x2{{t296_, t304_}};
-            unsigned t358_ = kf_bitcast<unsigned>(t357_);
-            kf_u32x2 t360_ = kf_u32x2{{t353_, t358_}};
-            ((kf_u32x2*)tab_)[at_2_] = t360_;
-            unsigned t369_ = ((at_2_ + 16u) - s_2_) + (s_2_ ^ 8u);
-            kf_f16x2 t373_ = kf_f16x2{{t315_, t329_}};
-            unsigned t374_ = kf_bitcast<unsigned>(t373_);
-            kf_f16x2 t378_ = kf_f16x2{{t322_, t336_}};
-            unsigned t379_ = kf_bitcast<unsigned>(t378_);
-            kf_u32x2 t381_ = kf_u32x2{{t374_, t379_}};
-            ((kf_u32x2*)tab_)[t369_] = t381_;
+            kf_f16x2 t272_ = kf_f16x2{{t212_, t220_}};
+            unsigned t273_ = kf_bitcast<unsigned>(t272_);
+            kf_f16x2 t277_ = kf_f16x2{{t216_, t224_}};
+            unsigned t278_ = kf_bitcast<unsigned>(t277_);
+            kf_u32x2 t280_ = kf_u32x2{{t273_, t278_}};
+            ((kf_u32x2*)tab_)[at_2_] = t280_;
+            unsigned t289_ = ((at_2_ + 16u) - s_2_) + (s_2_ ^ 8u);
+            kf_f16x2 t293_ = kf_f16x2{{t235_, t249_}};
+            unsigned t294_ = kf_bitcast<unsigned>(t293_);
+            kf_f16x2 t298_ = kf_f16x2{{t242_, t256_}};
+            unsigned t299_ = kf_bitcast<unsigned>(t298_);
+            kf_u32x2 t301_ = kf_u32x2{{t294_, t299_}};
+            ((kf_u32x2*)tab_)[t289_] = t301_;
         }
         unsigned e_2_ = e0_ + (blockDim.x << 1u);
         if (e_2_ < n_) {
             unsigned kb_3_ = e_2_ >> 6u;
             unsigned q_3_ = (e_2_ >> 4u) & 3u;
             unsigned s_3_ = e_2_ & 15u;
-            kf_f16 t398_ = kf_f16_from_f32(v_[2u].v[0]);
-            kf_f16 t402_ = kf_f16_from_f32(v_[2u].v[1]);
-            kf_f16 t406_ = kf_f16_from_f32(v_[2u].v[2]);
-            kf_f16 t410_ = kf_f16_from_f32(v_[2u].v[3]);
-            kf_f16 t421_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[0], kf_f16_to_f32(t398_)));
-            kf_f16 t428_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[1], kf_f16_to_f32(t402_)));
-            kf_f16 t435_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[2], kf_f16_to_f32(t406_)));
-            kf_f16 t442_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[3], kf_f16_to_f32(t410_)));
+            kf_f16 t318_ = kf_f16_from_f32(v_[2u].v[0]);
+            kf_f16 t322_ = kf_f16_from_f32(v_[2u].v[1]);
+            kf_f16 t326_ = kf_f16_from_f32(v_[2u].v[2]);
+            kf_f16 t330_ = kf_f16_from_f32(v_[2u].v[3]);
+            kf_f16 t341_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[0], kf_f16_to_f32(t318_)));
+            kf_f16 t348_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[1], kf_f16_to_f32(t322_)));
+            kf_f16 t355_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[2], kf_f16_to_f32(t326_)));
+            kf_f16 t362_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[3], kf_f16_to_f32(t330_)));
             unsigned at_3_ = ((((kb_3_ << 2u) + q_3_) << 1u) << 4u) + s_3_;
-            kf_f16x2 t458_ = kf_f16x2{{t398_, t406_}};
-            unsigned t459_ = kf_bitcast<unsigned>(t458_);
-            kf_f16x2 t463_ = kf_f16x2{{t402_, t410_}};
-            unsigned t464_ = kf_bitcast<unsigned>(t463_);
-            kf_u32x2 t466_ = kf_u32x2{{t459_, t464_}};
-            ((kf_u32x2*)tab_)[at_3_] = t466_;
-            unsigned t475_ = ((at_3_ + 16u) - s_3_) + (s_3_ ^ 8u);
-            kf_f16x2 t479_ = kf_f16x2{{t421_, t435_}};
-            unsigned t480_ = kf_bitcast<unsigned>(t479_);
-            kf_f16x2 t484_ = kf_f16x2{{t428_, t442_}};
-            unsigned t485_ = kf_bitcast<unsigned>(t484_);
-            kf_u32x2 t487_ = kf_u32x2{{t480_, t485_}};
-            ((kf_u32x2*)tab_)[t475_] = t487_;
+            kf_f16x2 t378_ = kf_f16x2{{t318_, t326_}};
+            unsigned t379_ = kf_bitcast<unsigned>(t378_);
+            kf_f16x2 t383_ = kf_f16x2{{t322_, t330_}};
+            unsigned t384_ = kf_bitcast<unsigned>(t383_);
+            kf_u32x2 t386_ = kf_u32x2{{t379_, t384_}};
+            ((kf_u32x2*)tab_)[at_3_] = t386_;
+            unsigned t395_ = ((at_3_ + 16u) - s_3_) + (s_3_ ^ 8u);
+            kf_f16x2 t399_ = kf_f16x2{{t341_, t355_}};
+            unsigned t400_ = kf_bitcast<unsigned>(t399_);
+            kf_f16x2 t404_ = kf_f16x2{{t348_, t362_}};
+            unsigned t405_ = kf_bitcast<unsigned>(t404_);
+            kf_u32x2 t407_ = kf_u32x2{{t400_, t405_}};
+            ((kf_u32x2*)tab_)[t395_] = t407_;
         }
         unsigned e_3_ = e0_ + (3u * blockDim.x);
         if (e_3_ < n_) {
             unsigned kb_4_ = e_3_ >> 6u;
             unsigned q_4_ = (e_3_ >> 4u) & 3u;
             unsigned s_4_ = e_3_ & 15u;
-            kf_f16 t504_ = kf_f16_from_f32(v_[3u].v[0]);
-            kf_f16 t508_ = kf_f16_from_f32(v_[3u].v[1]);
-            kf_f16 t512_ = kf_f16_from_f32(v_[3u].v[2]);
-            kf_f16 t516_ = kf_f16_from_f32(v_[3u].v[3]);
-            kf_f16 t527_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[0], kf_f16_to_f32(t504_)));
-            kf_f16 t534_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[1], kf_f16_to_f32(t508_)));
-            kf_f16 t541_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[2], kf_f16_to_f32(t512_)));
-            kf_f16 t548_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[3], kf_f16_to_f32(t516_)));
+            kf_f16 t424_ = kf_f16_from_f32(v_[3u].v[0]);
+            kf_f16 t428_ = kf_f16_from_f32(v_[3u].v[1]);
+            kf_f16 t432_ = kf_f16_from_f32(v_[3u].v[2]);
+            kf_f16 t436_ = kf_f16_from_f32(v_[3u].v[3]);
+            kf_f16 t447_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[0], kf_f16_to_f32(t424_)));
+            kf_f16 t454_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[1], kf_f16_to_f32(t428_)));
+            kf_f16 t461_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[2], kf_f16_to_f32(t432_)));
+            kf_f16 t468_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[3], kf_f16_to_f32(t436_)));
             unsigned at_4_ = ((((kb_4_ << 2u) + q_4_) << 1u) << 4u) + s_4_;
-            kf_f16x2 t564_ = kf_f16x2{{t504_, t512_}};
-            unsigned t565_ = kf_bitcast<unsigned>(t564_);
-            kf_f16x2 t569_ = kf_f16x2{{t508_, t516_}};
-            unsigned t570_ = kf_bitcast<unsigned>(t569_);
-            kf_u32x2 t572_ = kf_u32x2{{t565_, t570_}};
-            ((kf_u32x2*)tab_)[at_4_] = t572_;
-            unsigned t581_ = ((at_4_ + 16u) - s_4_) + (s_4_ ^ 8u);
-            kf_f16x2 t585_ = kf_f16x2{{t527_, t541_}};
-            unsigned t586_ = kf_bitcast<unsigned>(t585_);
-            kf_f16x2 t590_ = kf_f16x2{{t534_, t548_}};
-            unsigned t591_ = kf_bitcast<unsigned>(t590_);
-            kf_u32x2 t593_ = kf_u32x2{{t586_, t591_}};
-            ((kf_u32x2*)tab_)[t581_] = t593_;
+            kf_f16x2 t484_ = kf_f16x2{{t424_, t432_}};
+            unsigned t485_ = kf_bitcast<unsigned>(t484_);
+            kf_f16x2 t489_ = kf_f16x2{{t428_, t436_}};
+            unsigned t490_ = kf_bitcast<unsigned>(t489_);
+            kf_u32x2 t492_ = kf_u32x2{{t485_, t490_}};
+            ((kf_u32x2*)tab_)[at_4_] = t492_;
+            unsigned t501_ = ((at_4_ + 16u) - s_4_) + (s_4_ ^ 8u);
+            kf_f16x2 t505_ = kf_f16x2{{t447_, t461_}};
+            unsigned t506_ = kf_bitcast<unsigned>(t505_);
+            kf_f16x2 t510_ = kf_f16x2{{t454_, t468_}};
+            unsigned t511_ = kf_bitcast<unsigned>(t510_);
+            kf_u32x2 t513_ = kf_u32x2{{t506_, t511_}};
+            ((kf_u32x2*)tab_)[t501_] = t513_;
         }
         unsigned e_4_ = e0_ + (blockDim.x << 2u);
         if (e_4_ < n_) {
             unsigned kb_5_ = e_4_ >> 6u;
             unsigned q_5_ = (e_4_ >> 4u) & 3u;
             unsigned s_5_ = e_4_ & 15u;
-            kf_f16 t610_ = kf_f16_from_f32(v_[4u].v[0]);
-            kf_f16 t614_ = kf_f16_from_f32(v_[4u].v[1]);
-            kf_f16 t618_ = kf_f16_from_f32(v_[4u].v[2]);
-            kf_f16 t622_ = kf_f16_from_f32(v_[4u].v[3]);
-            kf_f16 t633_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[0], kf_f16_to_f32(t610_)));
-            kf_f16 t640_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[1], kf_f16_to_f32(t614_)));
-            kf_f16 t647_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[2], kf_f16_to_f32(t618_)));
-            kf_f16 t654_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[3], kf_f16_to_f32(t622_)));
+            kf_f16 t530_ = kf_f16_from_f32(v_[4u].v[0]);
+            kf_f16 t534_ = kf_f16_from_f32(v_[4u].v[1]);
+            kf_f16 t538_ = kf_f16_from_f32(v_[4u].v[2]);
+            kf_f16 t542_ = kf_f16_from_f32(v_[4u].v[3]);
+            kf_f16 t553_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[0], kf_f16_to_f32(t530_)));
+            kf_f16 t560_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[1], kf_f16_to_f32(t534_)));
+            kf_f16 t567_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[2], kf_f16_to_f32(t538_)));
+            kf_f16 t574_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[3], kf_f16_to_f32(t542_)));
             unsigned at_5_ = ((((kb_5_ << 2u) + q_5_) << 1u) << 4u) + s_5_;
-            kf_f16x2 t670_ = kf_f16x2{{t610_, t618_}};
-            unsigned t671_ = kf_bitcast<unsigned>(t670_);
-            kf_f16x2 t675_ = kf_f16x2{{t614_, t622_}};
-            unsigned t676_ = kf_bitcast<unsigned>(t675_);
-            kf_u32x2 t678_ = kf_u32x2{{t671_, t676_}};
-            ((kf_u32x2*)tab_)[at_5_] = t678_;
-            unsigned t687_ = ((at_5_ + 16u) - s_5_) + (s_5_ ^ 8u);
-            kf_f16x2 t691_ = kf_f16x2{{t633_, t647_}};
-            unsigned t692_ = kf_bitcast<unsigned>(t691_);
-            kf_f16x2 t696_ = kf_f16x2{{t640_, t654_}};
-            unsigned t697_ = kf_bitcast<unsigned>(t696_);
-            kf_u32x2 t699_ = kf_u32x2{{t692_, t697_}};
-            ((kf_u32x2*)tab_)[t687_] = t699_;
+            kf_f16x2 t590_ = kf_f16x2{{t530_, t538_}};
+            unsigned t591_ = kf_bitcast<unsigned>(t590_);
+            kf_f16x2 t595_ = kf_f16x2{{t534_, t542_}};
+            unsigned t596_ = kf_bitcast<unsigned>(t595_);
+            kf_u32x2 t598_ = kf_u32x2{{t591_, t596_}};
+            ((kf_u32x2*)tab_)[at_5_] = t598_;
+            unsigned t607_ = ((at_5_ + 16u) - s_5_) + (s_5_ ^ 8u);
+            kf_f16x2 t611_ = kf_f16x2{{t553_, t567_}};
+            unsigned t612_ = kf_bitcast<unsigned>(t611_);
+            kf_f16x2 t616_ = kf_f16x2{{t560_, t574_}};
+            unsigned t617_ = kf_bitcast<unsigned>(t616_);
+            kf_u32x2 t619_ = kf_u32x2{{t612_, t617_}};
+            ((kf_u32x2*)tab_)[t607_] = t619_;
         }
         unsigned e_5_ = e0_ + (5u * blockDim.x);
         if (e_5_ < n_) {
             unsigned kb_6_ = e_5_ >> 6u;
             unsigned q_6_ = (e_5_ >> 4u) & 3u;
             unsigned s_6_ = e_5_ & 15u;
-            kf_f16 t716_ = kf_f16_from_f32(v_[5u].v[0]);
-            kf_f16 t720_ = kf_f16_from_f32(v_[5u].v[1]);
-            kf_f16 t724_ = kf_f16_from_f32(v_[5u].v[2]);
-            kf_f16 t728_ = kf_f16_from_f32(v_[5u].v[3]);
-            kf_f16 t739_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[0], kf_f16_to_f32(t716_)));
-            kf_f16 t746_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[1], kf_f16_to_f32(t720_)));
-            kf_f16 t753_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[2], kf_f16_to_f32(t724_)));
-            kf_f16 t760_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[3], kf_f16_to_f32(t728_)));
+            kf_f16 t636_ = kf_f16_from_f32(v_[5u].v[0]);
+            kf_f16 t640_ = kf_f16_from_f32(v_[5u].v[1]);
+            kf_f16 t644_ = kf_f16_from_f32(v_[5u].v[2]);
+            kf_f16 t648_ = kf_f16_from_f32(v_[5u].v[3]);
+            kf_f16 t659_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[0], kf_f16_to_f32(t636_)));
+            kf_f16 t666_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[1], kf_f16_to_f32(t640_)));
+            kf_f16 t673_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[2], kf_f16_to_f32(t644_)));
+            kf_f16 t680_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[3], kf_f16_to_f32(t648_)));
             unsigned at_6_ = ((((kb_6_ << 2u) + q_6_) << 1u) << 4u) + s_6_;
-            kf_f16x2 t776_ = kf_f16x2{{t716_, t724_}};
-            unsigned t777_ = kf_bitcast<unsigned>(t776_);
-            kf_f16x2 t781_ = kf_f16x2{{t720_, t728_}};
-            unsigned t782_ = kf_bitcast<unsigned>(t781_);
-            kf_u32x2 t784_ = kf_u32x2{{t777_, t782_}};
-            ((kf_u32x2*)tab_)[at_6_] = t784_;
-            unsigned t793_ = ((at_6_ + 16u) - s_6_) + (s_6_ ^ 8u);
-            kf_f16x2 t797_ = kf_f16x2{{t739_, t753_}};
-            unsigned t798_ = kf_bitcast<unsigned>(t797_);
-            kf_f16x2 t802_ = kf_f16x2{{t746_, t760_}};
-            unsigned t803_ = kf_bitcast<unsigned>(t802_);
-            kf_u32x2 t805_ = kf_u32x2{{t798_, t803_}};
-            ((kf_u32x2*)tab_)[t793_] = t805_;
+            kf_f16x2 t696_ = kf_f16x2{{t636_, t644_}};
+            unsigned t697_ = kf_bitcast<unsigned>(t696_);
+            kf_f16x2 t701_ = kf_f16x2{{t640_, t648_}};
+            unsigned t702_ = kf_bitcast<unsigned>(t701_);
+            kf_u32x2 t704_ = kf_u32x2{{t697_, t702_}};
+            ((kf_u32x2*)tab_)[at_6_] = t704_;
+            unsigned t713_ = ((at_6_ + 16u) - s_6_) + (s_6_ ^ 8u);
+            kf_f16x2 t717_ = kf_f16x2{{t659_, t673_}};
+            unsigned t718_ = kf_bitcast<unsigned>(t717_);
+            kf_f16x2 t722_ = kf_f16x2{{t666_, t680_}};
+            unsigned t723_ = kf_bitcast<unsigned>(t722_);
+            kf_u32x2 t725_ = kf_u32x2{{t718_, t723_}};
+            ((kf_u32x2*)tab_)[t713_] = t725_;
         }
         unsigned e_6_ = e0_ + (6u * blockDim.x);
         if (e_6_ < n_) {
             unsigned kb_7_ = e_6_ >> 6u;
             unsigned q_7_ = (e_6_ >> 4u) & 3u;
             unsigned s_7_ = e_6_ & 15u;
-            kf_f16 t822_ = kf_f16_from_f32(v_[6u].v[0]);
-            kf_f16 t826_ = kf_f16_from_f32(v_[6u].v[1]);
-            kf_f16 t830_ = kf_f16_from_f32(v_[6u].v[2]);
-            kf_f16 t834_ = kf_f16_from_f32(v_[6u].v[3]);
-            kf_f16 t845_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[0], kf_f16_to_f32(t822_)));
-            kf_f16 t852_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[1], kf_f16_to_f32(t826_)));
-            kf_f16 t859_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[2], kf_f16_to_f32(t830_)));
-            kf_f16 t866_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[3], kf_f16_to_f32(t834_)));
+            kf_f16 t742_ = kf_f16_from_f32(v_[6u].v[0]);
+            kf_f16 t746_ = kf_f16_from_f32(v_[6u].v[1]);
+            kf_f16 t750_ = kf_f16_from_f32(v_[6u].v[2]);
+            kf_f16 t754_ = kf_f16_from_f32(v_[6u].v[3]);
+            kf_f16 t765_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[0], kf_f16_to_f32(t742_)));
+            kf_f16 t772_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[1], kf_f16_to_f32(t746_)));
+            kf_f16 t779_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[2], kf_f16_to_f32(t750_)));
+            kf_f16 t786_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[3], kf_f16_to_f32(t754_)));
             unsigned at_7_ = ((((kb_7_ << 2u) + q_7_) << 1u) << 4u) + s_7_;
-            kf_f16x2 t882_ = kf_f16x2{{t822_, t830_}};
-            unsigned t883_ = kf_bitcast<unsigned>(t882_);
-            kf_f16x2 t887_ = kf_f16x2{{t826_, t834_}};
-            unsigned t888_ = kf_bitcast<unsigned>(t887_);
-            kf_u32x2 t890_ = kf_u32x2{{t883_, t888_}};
-            ((kf_u32x2*)tab_)[at_7_] = t890_;
-            unsigned t899_ = ((at_7_ + 16u) - s_7_) + (s_7_ ^ 8u);
-            kf_f16x2 t903_ = kf_f16x2{{t845_, t859_}};
-            unsigned t904_ = kf_bitcast<unsigned>(t903_);
-            kf_f16x2 t908_ = kf_f16x2{{t852_, t866_}};
-            unsigned t909_ = kf_bitcast<unsigned>(t908_);
-            kf_u32x2 t911_ = kf_u32x2{{t904_, t909_}};
-            ((kf_u32x2*)tab_)[t899_] = t911_;
+            kf_f16x2 t802_ = kf_f16x2{{t742_, t750_}};
+            unsigned t803_ = kf_bitcast<unsigned>(t802_);
+            kf_f16x2 t807_ = kf_f16x2{{t746_, t754_}};
+            unsigned t808_ = kf_bitcast<unsigned>(t807_);
+            kf_u32x2 t810_ = kf_u32x2{{t803_, t808_}};
+            ((kf_u32x2*)tab_)[at_7_] = t810_;
+            unsigned t819_ = ((at_7_ + 16u) - s_7_) + (s_7_ ^ 8u);
+            kf_f16x2 t823_ = kf_f16x2{{t765_, t779_}};
+            unsigned t824_ = kf_bitcast<unsigned>(t823_);
+            kf_f16x2 t828_ = kf_f16x2{{t772_, t786_}};
+            unsigned t829_ = kf_bitcast<unsigned>(t828_);
+            kf_u32x2 t831_ = kf_u32x2{{t824_, t829_}};
+            ((kf_u32x2*)tab_)[t819_] = t831_;
         }
         unsigned e_7_ = e0_ + (7u * blockDim.x);
         if (e_7_ < n_) {
             unsigned kb_8_ = e_7_ >> 6u;
             unsigned q_8_ = (e_7_ >> 4u) & 3u;
             unsigned s_8_ = e_7_ & 15u;
-            kf_f16 t928_ = kf_f16_from_f32(v_[7u].v[0]);
-            kf_f16 t932_ = kf_f16_from_f32(v_[7u].v[1]);
-            kf_f16 t936_ = kf_f16_from_f32(v_[7u].v[2]);
-            kf_f16 t940_ = kf_f16_from_f32(v_[7u].v[3]);
-            kf_f16 t951_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[0], kf_f16_to_f32(t928_)));
-            kf_f16 t958_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[1], kf_f16_to_f32(t932_)));
-            kf_f16 t965_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[2], kf_f16_to_f32(t936_)));
-            kf_f16 t972_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[3], kf_f16_to_f32(t940_)));
+            kf_f16 t848_ = kf_f16_from_f32(v_[7u].v[0]);
+            kf_f16 t852_ = kf_f16_from_f32(v_[7u].v[1]);
+            kf_f16 t856_ = kf_f16_from_f32(v_[7u].v[2]);
+            kf_f16 t860_ = kf_f16_from_f32(v_[7u].v[3]);
+            kf_f16 t871_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[0], kf_f16_to_f32(t848_)));
+            kf_f16 t878_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[1], kf_f16_to_f32(t852_)));
+            kf_f16 t885_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[2], kf_f16_to_f32(t856_)));
+            kf_f16 t892_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[3], kf_f16_to_f32(t860_)));
             unsigned at_8_ = ((((kb_8_ << 2u) + q_8_) << 1u) << 4u) + s_8_;
-            kf_f16x2 t988_ = kf_f16x2{{t928_, t936_}};
-            unsigned t989_ = kf_bitcast<unsigned>(t988_);
-            kf_f16x2 t993_ = kf_f16x2{{t932_, t940_}};
-            unsigned t994_ = kf_bitcast<unsigned>(t993_);
-            kf_u32x2 t996_ = kf_u32x2{{t989_, t994_}};
-            ((kf_u32x2*)tab_)[at_8_] = t996_;
-            unsigned t1005_ = ((at_8_ + 16u) - s_8_) + (s_8_ ^ 8u);
-            kf_f16x2 t1009_ = kf_f16x2{{t951_, t965_}};
-            unsigned t1010_ = kf_bitcast<unsigned>(t1009_);
-            kf_f16x2 t1014_ = kf_f16x2{{t958_, t972_}};
-            unsigned t1015_ = kf_bitcast<unsigned>(t1014_);
-            kf_u32x2 t1017_ = kf_u32x2{{t1010_, t1015_}};
-            ((kf_u32x2*)tab_)[t1005_] = t1017_;
+            kf_f16x2 t908_ = kf_f16x2{{t848_, t856_}};
+            unsigned t909_ = kf_bitcast<unsigned>(t908_);
+            kf_f16x2 t913_ = kf_f16x2{{t852_, t860_}};
+            unsigned t914_ = kf_bitcast<unsigned>(t913_);
+            kf_u32x2 t916_ = kf_u32x2{{t909_, t914_}};
+            ((kf_u32x2*)tab_)[at_8_] = t916_;
+            unsigned t925_ = ((at_8_ + 16u) - s_8_) + (s_8_ ^ 8u);
+            kf_f16x2 t929_ = kf_f16x2{{t871_, t885_}};
+            unsigned t930_ = kf_bitcast<unsigned>(t929_);
+            kf_f16x2 t934_ = kf_f16x2{{t878_, t892_}};
+            unsigned t935_ = kf_bitcast<unsigned>(t934_);
+            kf_u32x2 t937_ = kf_u32x2{{t930_, t935_}};
+            ((kf_u32x2*)tab_)[t925_] = t937_;
         }
     }
     if (threadIdx.x < 32u) {
         tab_[(nbk_ << 8u) + threadIdx.x] = 0u;
     }
-    unsigned t1029_ = nbk_ << 3u;
+    unsigned t949_ = nbk_ << 3u;
     #pragma unroll 1
-    for (unsigned e_8_ = threadIdx.x; e_8_ < t1029_; e_8_ = e_8_ + blockDim.x) {
-        unsigned t1036_ = e_8_ << 3u;
-        kf_f32x4 v_2_ = x4_[t1036_];
-        float t1047_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
-        unsigned t1051_ = (e_8_ << 3u) + 1u;
-        kf_f32x4 v_3_ = x4_[t1051_];
-        float t1060_ = __fadd_rn(t1047_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
-        unsigned t1064_ = (e_8_ << 3u) + 2u;
-        kf_f32x4 v_4_ = x4_[t1064_];
-        float t1073_ = __fadd_rn(t1060_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
-        unsigned t1077_ = (e_8_ << 3u) + 3u;
-        kf_f32x4 v_5_ = x4_[t1077_];
-        float t1086_ = __fadd_rn(t1073_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
-        unsigned t1090_ = (e_8_ << 3u) + 4u;
-        kf_f32x4 v_6_ = x4_[t1090_];
-        float t1099_ = __fadd_rn(t1086_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
-        unsigned t1103_ = (e_8_ << 3u) + 5u;
-        kf_f32x4 v_7_ = x4_[t1103_];
-        float t1112_ = __fadd_rn(t1099_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
-        unsigned t1116_ = (e_8_ << 3u) + 6u;
-        kf_f32x4 v_8_ = x4_[t1116_];
-        float t1125_ = __fadd_rn(t1112_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
-        unsigned t1129_ = (e_8_ << 3u) + 7u;
-        kf_f32x4 v_9_ = x4_[t1129_];
-        ((float*)tab_)[((nbk_ << 8u) + 32u) + e_8_] = __fadd_rn(t1125_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
+    for (unsigned e_8_ = threadIdx.x; e_8_ < t949_; e_8_ = e_8_ + blockDim.x) {
+        unsigned t956_ = e_8_ << 3u;
+        kf_f32x4 v_2_ = x4_[t956_];
+        float t967_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
+        unsigned t971_ = (e_8_ << 3u) + 1u;
+        kf_f32x4 v_3_ = x4_[t971_];
+        float t980_ = __fadd_rn(t967_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
+        unsigned t984_ = (e_8_ << 3u) + 2u;
+        kf_f32x4 v_4_ = x4_[t984_];
+        float t993_ = __fadd_rn(t980_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
+        unsigned t997_ = (e_8_ << 3u) + 3u;
+        kf_f32x4 v_5_ = x4_[t997_];
+        float t1006_ = __fadd_rn(t993_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
+        unsigned t1010_ = (e_8_ << 3u) + 4u;
+        kf_f32x4 v_6_ = x4_[t1010_];
+        float t1019_ = __fadd_rn(t1006_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
+        unsigned t1023_ = (e_8_ << 3u) + 5u;
+        kf_f32x4 v_7_ = x4_[t1023_];
+        float t1032_ = __fadd_rn(t1019_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
+        unsigned t1036_ = (e_8_ << 3u) + 6u;
+        kf_f32x4 v_8_ = x4_[t1036_];
+        float t1045_ = __fadd_rn(t1032_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
+        unsigned t1049_ = (e_8_ << 3u) + 7u;
+        kf_f32x4 v_9_ = x4_[t1049_];
+        ((float*)tab_)[((nbk_ << 8u) + 32u) + e_8_] = __fadd_rn(t1045_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
     }
     __syncthreads();
     unsigned lane_ = kf_lane_id();
@@ -1009,8 +1009,8 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     if (wid_ >= ntiles_) {
         return;
     }
-    unsigned t1177_ = ntiles_ - wid_;
-    unsigned total_ = ((t1177_ / nw_) + (((t1177_ % nw_) != 0u) ? 1u : 0u)) * nbk_;
+    unsigned t1097_ = ntiles_ - wid_;
+    unsigned total_ = ((t1097_ / nw_) + (((t1097_ % nw_) != 0u) ? 1u : 0u)) * nbk_;
     bool mine_ = (g_ >> 1u) == q_9_;
     unsigned zero4_ = nbk_ << 6u;
     unsigned sx0_ = (nbk_ << 8u) + 32u;
@@ -1020,9 +1020,9 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned lk_ = 0u;
     unsigned ct_ = wid_;
     unsigned ck_ = 0u;
-    unsigned t1207_ = total_ + 1u;
+    unsigned t1127_ = total_ + 1u;
     #pragma unroll 1
-    for (unsigned t0_ = 0u; t0_ < t1207_; t0_ = t0_ + 2u) {
+    for (unsigned t0_ = 0u; t0_ < t1127_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + lk_) * 9u;
@@ -1034,318 +1034,318 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             hb_[1u] = wq_[blk_2_];
             qb_[2u] = wq_[(blk_2_ + 1u) + (q_9_ << 1u)];
             qb_[3u] = wq_[(blk_2_ + 2u) + (q_9_ << 1u)];
-            unsigned t1271_ = lk_ + 1u;
-            lk_ = t1271_;
-            if (t1271_ == nbk_) {
+            unsigned t1191_ = lk_ + 1u;
+            lk_ = t1191_;
+            if (t1191_ == nbk_) {
                 lk_ = 0u;
                 lt_ = lt_ + nw_;
             }
         }
-        bool t1280_ = t0_ >= 1u;
-        bool t1281_ = t1280_;
-        if (t1280_) {
-            t1281_ = (t0_ - 1u) < total_;
+        bool t1199_ = t0_ >= 1u;
+        bool t1200_ = t1199_;
+        if (t1199_) {
+            t1200_ = (t0_ - 1u) < total_;
         }
-        if (t1281_) {
-            unsigned t1298_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
-            unsigned fb_ = mine_ ? t1298_ : zero4_;
-            unsigned t1307_ = fb_ + ((g_ & 1u) << 2u);
-            unsigned t1309_ = zero4_ + 2u;
-            unsigned flo_ = mine_ ? t1307_ : t1309_;
-            unsigned t1317_ = (fb_ + 4u) + kf_neg_u32(((g_ & 1u) << 2u));
-            unsigned t1319_ = zero4_ + 2u;
-            unsigned fhi_ = mine_ ? t1317_ : t1319_;
-            kf_f32x4 t1322_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t1325_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_u32x4 t1335_ = ((kf_u32x4*)tab_)[flo_];
-            kf_u32x4 t1338_ = ((kf_u32x4*)tab_)[fhi_];
+        if (t1200_) {
+            unsigned t1217_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_ = mine_ ? t1217_ : zero4_;
+            unsigned t1226_ = fb_ + ((g_ & 1u) << 2u);
+            unsigned t1228_ = zero4_ + 2u;
+            unsigned flo_ = mine_ ? t1226_ : t1228_;
+            unsigned t1236_ = (fb_ + 4u) + kf_neg_u32(((g_ & 1u) << 2u));
+            unsigned t1238_ = zero4_ + 2u;
+            unsigned fhi_ = mine_ ? t1236_ : t1238_;
+            kf_f32x4 t1241_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t1244_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 t1254_ = ((kf_u32x4*)tab_)[flo_];
+            kf_u32x4 t1257_ = ((kf_u32x4*)tab_)[fhi_];
             unsigned wa_ = qb_[4u].v[0];
             unsigned wb_ = qb_[6u].v[0];
             unsigned sa_ = wa_ >> 8u;
             unsigned sb_ = wb_ >> 8u;
-            unsigned t1351_ = wa_ & 983055u;
-            unsigned t1353_ = wb_ & 983055u;
-            unsigned t1355_ = sa_ & 983055u;
-            unsigned t1357_ = sb_ & 983055u;
-            kf_u32x4 alo_ = kf_u32x4{{t1351_, t1353_, t1355_, t1357_}};
-            unsigned t1363_ = wa_ & 15728880u;
-            unsigned t1365_ = wb_ & 15728880u;
-            unsigned t1367_ = sa_ & 15728880u;
-            unsigned t1369_ = sb_ & 15728880u;
-            kf_u32x4 ahi_ = kf_u32x4{{t1363_, t1365_, t1367_, t1369_}};
-            unsigned t1374_ = t1335_.v[0];
-            unsigned t1375_ = t1335_.v[1];
-            kf_u32x2 bl_ = kf_u32x2{{t1374_, t1375_}};
-            unsigned t1378_ = t1338_.v[0];
-            unsigned t1379_ = t1338_.v[1];
-            kf_u32x2 bh_ = kf_u32x2{{t1378_, t1379_}};
-            kf_f16x8 t1382_ = kf_bitcast<kf_f16x8>(alo_);
-            kf_f16x4 t1383_ = kf_bitcast<kf_f16x4>(bl_);
-            kf_f32x4 t1384_ = kf_mma_f16(t1382_, t1383_, t1322_);
-            kf_f16x8 t1385_ = kf_bitcast<kf_f16x8>(ahi_);
-            kf_f16x4 t1386_ = kf_bitcast<kf_f16x4>(bh_);
-            kf_f32x4 t1387_ = kf_mma_f16(t1385_, t1386_, t1325_);
+            unsigned t1270_ = wa_ & 983055u;
+            unsigned t1272_ = wb_ & 983055u;
+            unsigned t1274_ = sa_ & 983055u;
+            unsigned t1276_ = sb_ & 983055u;
+            kf_u32x4 alo_ = kf_u32x4{{t1270_, t1272_, t1274_, t1276_}};
+            unsigned t1282_ = wa_ & 15728880u;
+            unsigned t1284_ = wb_ & 15728880u;
+            unsigned t1286_ = sa_ & 15728880u;
+            unsigned t1288_ = sb_ & 15728880u;
+            kf_u32x4 ahi_ = kf_u32x4{{t1282_, t1284_, t1286_, t1288_}};
+            unsigned t1293_ = t1254_.v[0];
+            unsigned t1294_ = t1254_.v[1];
+            kf_u32x2 bl_ = kf_u32x2{{t1293_, t1294_}};
+            unsigned t1297_ = t1257_.v[0];
+            unsigned t1298_ = t1257_.v[1];
+            kf_u32x2 bh_ = kf_u32x2{{t1297_, t1298_}};
+            kf_f16x8 t1301_ = kf_bitcast<kf_f16x8>(alo_);
+            kf_f16x4 t1302_ = kf_bitcast<kf_f16x4>(bl_);
+            kf_f32x4 t1303_ = kf_mma_f16(t1301_, t1302_, t1241_);
+            kf_f16x8 t1304_ = kf_bitcast<kf_f16x8>(ahi_);
+            kf_f16x4 t1305_ = kf_bitcast<kf_f16x4>(bh_);
+            kf_f32x4 t1306_ = kf_mma_f16(t1304_, t1305_, t1244_);
             unsigned wa_2_ = qb_[4u].v[1];
             unsigned wb_2_ = qb_[6u].v[1];
             unsigned sa_2_ = wa_2_ >> 8u;
             unsigned sb_2_ = wb_2_ >> 8u;
-            unsigned t1400_ = wa_2_ & 983055u;
-            unsigned t1402_ = wb_2_ & 983055u;
-            unsigned t1404_ = sa_2_ & 983055u;
-            unsigned t1406_ = sb_2_ & 983055u;
-            kf_u32x4 alo_2_ = kf_u32x4{{t1400_, t1402_, t1404_, t1406_}};
-            unsigned t1412_ = wa_2_ & 15728880u;
-            unsigned t1414_ = wb_2_ & 15728880u;
-            unsigned t1416_ = sa_2_ & 15728880u;
-            unsigned t1418_ = sb_2_ & 15728880u;
-            kf_u32x4 ahi_2_ = kf_u32x4{{t1412_, t1414_, t1416_, t1418_}};
-            unsigned t1423_ = t1335_.v[2];
-            unsigned t1424_ = t1335_.v[3];
-            kf_u32x2 bl_2_ = kf_u32x2{{t1423_, t1424_}};
-            unsigned t1427_ = t1338_.v[2];
-            unsigned t1428_ = t1338_.v[3];
-            kf_u32x2 bh_2_ = kf_u32x2{{t1427_, t1428_}};
-            kf_f16x8 t1431_ = kf_bitcast<kf_f16x8>(alo_2_);
-            kf_f16x4 t1432_ = kf_bitcast<kf_f16x4>(bl_2_);
-            kf_f32x4 t1433_ = kf_mma_f16(t1431_, t1432_, t1384_);
-            kf_f16x8 t1434_ = kf_bitcast<kf_f16x8>(ahi_2_);
-            kf_f16x4 t1435_ = kf_bitcast<kf_f16x4>(bh_2_);
-            kf_f32x4 t1436_ = kf_mma_f16(t1434_, t1435_, t1387_);
-            unsigned t1444_ = flo_ + 1u;
-            kf_u32x4 t1445_ = ((kf_u32x4*)tab_)[t1444_];
-            unsigned t1447_ = fhi_ + 1u;
-            kf_u32x4 t1448_ = ((kf_u32x4*)tab_)[t1447_];
+            unsigned t1319_ = wa_2_ & 983055u;
+            unsigned t1321_ = wb_2_ & 983055u;
+            unsigned t1323_ = sa_2_ & 983055u;
+            unsigned t1325_ = sb_2_ & 983055u;
+            kf_u32x4 alo_2_ = kf_u32x4{{t1319_, t1321_, t1323_, t1325_}};
+            unsigned t1331_ = wa_2_ & 15728880u;
+            unsigned t1333_ = wb_2_ & 15728880u;
+            unsigned t1335_ = sa_2_ & 15728880u;
+            unsigned t1337_ = sb_2_ & 15728880u;
+            kf_u32x4 ahi_2_ = kf_u32x4{{t1331_, t1333_, t1335_, t1337_}};
+            unsigned t1342_ = t1254_.v[2];
+            unsigned t1343_ = t1254_.v[3];
+            kf_u32x2 bl_2_ = kf_u32x2{{t1342_, t1343_}};
+            unsigned t1346_ = t1257_.v[2];
+            unsigned t1347_ = t1257_.v[3];
+            kf_u32x2 bh_2_ = kf_u32x2{{t1346_, t1347_}};
+            kf_f16x8 t1350_ = kf_bitcast<kf_f16x8>(alo_2_);
+            kf_f16x4 t1351_ = kf_bitcast<kf_f16x4>(bl_2_);
+            kf_f32x4 t1352_ = kf_mma_f16(t1350_, t1351_, t1303_);
+            kf_f16x8 t1353_ = kf_bitcast<kf_f16x8>(ahi_2_);
+            kf_f16x4 t1354_ = kf_bitcast<kf_f16x4>(bh_2_);
+            kf_f32x4 t1355_ = kf_mma_f16(t1353_, t1354_, t1306_);
+            unsigned t1363_ = flo_ + 1u;
+            kf_u32x4 t1364_ = ((kf_u32x4*)tab_)[t1363_];
+            unsigned t1366_ = fhi_ + 1u;
+            kf_u32x4 t1367_ = ((kf_u32x4*)tab_)[t1366_];
             unsigned wa_3_ = qb_[4u].v[2];
             unsigned wb_3_ = qb_[6u].v[2];
             unsigned sa_3_ = wa_3_ >> 8u;
             unsigned sb_3_ = wb_3_ >> 8u;
-            unsigned t1461_ = wa_3_ & 983055u;
-            unsigned t1463_ = wb_3_ & 983055u;
-            unsigned t1465_ = sa_3_ & 983055u;
-            unsigned t1467_ = sb_3_ & 983055u;
-            kf_u32x4 alo_3_ = kf_u32x4{{t1461_, t1463_, t1465_, t1467_}};
-            unsigned t1473_ = wa_3_ & 15728880u;
-            unsigned t1475_ = wb_3_ & 15728880u;
-            unsigned t1477_ = sa_3_ & 15728880u;
-            unsigned t1479_ = sb_3_ & 15728880u;
-            kf_u32x4 ahi_3_ = kf_u32x4{{t1473_, t1475_, t1477_, t1479_}};
-            unsigned t1484_ = t1445_.v[0];
-            unsigned t1485_ = t1445_.v[1];
-            kf_u32x2 bl_3_ = kf_u32x2{{t1484_, t1485_}};
-            unsigned t1488_ = t1448_.v[0];
-            unsigned t1489_ = t1448_.v[1];
-            kf_u32x2 bh_3_ = kf_u32x2{{t1488_, t1489_}};
-            kf_f16x8 t1492_ = kf_bitcast<kf_f16x8>(alo_3_);
-            kf_f16x4 t1493_ = kf_bitcast<kf_f16x4>(bl_3_);
-            kf_f32x4 t1494_ = kf_mma_f16(t1492_, t1493_, t1433_);
-            kf_f16x8 t1495_ = kf_bitcast<kf_f16x8>(ahi_3_);
-            kf_f16x4 t1496_ = kf_bitcast<kf_f16x4>(bh_3_);
-            kf_f32x4 t1497_ = kf_mma_f16(t1495_, t1496_, t1436_);
+            unsigned t1380_ = wa_3_ & 983055u;
+            unsigned t1382_ = wb_3_ & 983055u;
+            unsigned t1384_ = sa_3_ & 983055u;
+            unsigned t1386_ = sb_3_ & 983055u;
+            kf_u32x4 alo_3_ = kf_u32x4{{t1380_, t1382_, t1384_, t1386_}};
+            unsigned t1392_ = wa_3_ & 15728880u;
+            unsigned t1394_ = wb_3_ & 15728880u;
+            unsigned t1396_ = sa_3_ & 15728880u;
+            unsigned t1398_ = sb_3_ & 15728880u;
+            kf_u32x4 ahi_3_ = kf_u32x4{{t1392_, t1394_, t1396_, t1398_}};
+            unsigned t1403_ = t1364_.v[0];
+            unsigned t1404_ = t1364_.v[1];
+            kf_u32x2 bl_3_ = kf_u32x2{{t1403_, t1404_}};
+            unsigned t1407_ = t1367_.v[0];
+            unsigned t1408_ = t1367_.v[1];
+            kf_u32x2 bh_3_ = kf_u32x2{{t1407_, t1408_}};
+            kf_f16x8 t1411_ = kf_bitcast<kf_f16x8>(alo_3_);
+            kf_f16x4 t1412_ = kf_bitcast<kf_f16x4>(bl_3_);
+            kf_f32x4 t1413_ = kf_mma_f16(t1411_, t1412_, t1352_);
+            kf_f16x8 t1414_ = kf_bitcast<kf_f16x8>(ahi_3_);
+            kf_f16x4 t1415_ = kf_bitcast<kf_f16x4>(bh_3_);
+            kf_f32x4 t1416_ = kf_mma_f16(t1414_, t1415_, t1355_);
             unsigned wa_4_ = qb_[4u].v[3];
             unsigned wb_4_ = qb_[6u].v[3];
             unsigned sa_4_ = wa_4_ >> 8u;
             unsigned sb_4_ = wb_4_ >> 8u;
-            unsigned t1510_ = wa_4_ & 983055u;
-            unsigned t1512_ = wb_4_ & 983055u;
-            unsigned t1514_ = sa_4_ & 983055u;
-            unsigned t1516_ = sb_4_ & 983055u;
-            kf_u32x4 alo_4_ = kf_u32x4{{t1510_, t1512_, t1514_, t1516_}};
-            unsigned t1522_ = wa_4_ & 15728880u;
-            unsigned t1524_ = wb_4_ & 15728880u;
-            unsigned t1526_ = sa_4_ & 15728880u;
-            unsigned t1528_ = sb_4_ & 15728880u;
-            kf_u32x4 ahi_4_ = kf_u32x4{{t1522_, t1524_, t1526_, t1528_}};
-            unsigned t1533_ = t1445_.v[2];
-            unsigned t1534_ = t1445_.v[3];
-            kf_u32x2 bl_4_ = kf_u32x2{{t1533_, t1534_}};
-            unsigned t1537_ = t1448_.v[2];
-            unsigned t1538_ = t1448_.v[3];
-            kf_u32x2 bh_4_ = kf_u32x2{{t1537_, t1538_}};
-            kf_f16x8 t1541_ = kf_bitcast<kf_f16x8>(alo_4_);
-            kf_f16x4 t1542_ = kf_bitcast<kf_f16x4>(bl_4_);
-            kf_f32x4 t1543_ = kf_mma_f16(t1541_, t1542_, t1494_);
-            kf_f16x8 t1544_ = kf_bitcast<kf_f16x8>(ahi_4_);
-            kf_f16x4 t1545_ = kf_bitcast<kf_f16x4>(bh_4_);
-            kf_f32x4 t1546_ = kf_mma_f16(t1544_, t1545_, t1497_);
-            unsigned t1554_ = flo_ + 2u;
-            kf_u32x4 t1555_ = ((kf_u32x4*)tab_)[t1554_];
-            unsigned t1557_ = fhi_ + 2u;
-            kf_u32x4 t1558_ = ((kf_u32x4*)tab_)[t1557_];
+            unsigned t1429_ = wa_4_ & 983055u;
+            unsigned t1431_ = wb_4_ & 983055u;
+            unsigned t1433_ = sa_4_ & 983055u;
+            unsigned t1435_ = sb_4_ & 983055u;
+            kf_u32x4 alo_4_ = kf_u32x4{{t1429_, t1431_, t1433_, t1435_}};
+            unsigned t1441_ = wa_4_ & 15728880u;
+            unsigned t1443_ = wb_4_ & 15728880u;
+            unsigned t1445_ = sa_4_ & 15728880u;
+            unsigned t1447_ = sb_4_ & 15728880u;
+            kf_u32x4 ahi_4_ = kf_u32x4{{t1441_, t1443_, t1445_, t1447_}};
+            unsigned t1452_ = t1364_.v[2];
+            unsigned t1453_ = t1364_.v[3];
+            kf_u32x2 bl_4_ = kf_u32x2{{t1452_, t1453_}};
+            unsigned t1456_ = t1367_.v[2];
+            unsigned t1457_ = t1367_.v[3];
+            kf_u32x2 bh_4_ = kf_u32x2{{t1456_, t1457_}};
+            kf_f16x8 t1460_ = kf_bitcast<kf_f16x8>(alo_4_);
+            kf_f16x4 t1461_ = kf_bitcast<kf_f16x4>(bl_4_);
+            kf_f32x4 t1462_ = kf_mma_f16(t1460_, t1461_, t1413_);
+            kf_f16x8 t1463_ = kf_bitcast<kf_f16x8>(ahi_4_);
+            kf_f16x4 t1464_ = kf_bitcast<kf_f16x4>(bh_4_);
+            kf_f32x4 t1465_ = kf_mma_f16(t1463_, t1464_, t1416_);
+            unsigned t1473_ = flo_ + 2u;
+            kf_u32x4 t1474_ = ((kf_u32x4*)tab_)[t1473_];
+            unsigned t1476_ = fhi_ + 2u;
+            kf_u32x4 t1477_ = ((kf_u32x4*)tab_)[t1476_];
             unsigned wa_5_ = qb_[5u].v[0];
             unsigned wb_5_ = qb_[7u].v[0];
             unsigned sa_5_ = wa_5_ >> 8u;
             unsigned sb_5_ = wb_5_ >> 8u;
-            unsigned t1571_ = wa_5_ & 983055u;
-            unsigned t1573_ = wb_5_ & 983055u;
-            unsigned t1575_ = sa_5_ & 983055u;
-            unsigned t1577_ = sb_5_ & 983055u;
-            kf_u32x4 alo_5_ = kf_u32x4{{t1571_, t1573_, t1575_, t1577_}};
-            unsigned t1583_ = wa_5_ & 15728880u;
-            unsigned t1585_ = wb_5_ & 15728880u;
-            unsigned t1587_ = sa_5_ & 15728880u;
-            unsigned t1589_ = sb_5_ & 15728880u;
-            kf_u32x4 ahi_5_ = kf_u32x4{{t1583_, t1585_, t1587_, t1589_}};
-            unsigned t1594_ = t1555_.v[0];
-            unsigned t1595_ = t1555_.v[1];
-            kf_u32x2 bl_5_ = kf_u32x2{{t1594_, t1595_}};
-            unsigned t1598_ = t1558_.v[0];
-            unsigned t1599_ = t1558_.v[1];
-            kf_u32x2 bh_5_ = kf_u32x2{{t1598_, t1599_}};
-            kf_f16x8 t1602_ = kf_bitcast<kf_f16x8>(alo_5_);
-            kf_f16x4 t1603_ = kf_bitcast<kf_f16x4>(bl_5_);
-            kf_f32x4 t1604_ = kf_mma_f16(t1602_, t1603_, t1543_);
-            kf_f16x8 t1605_ = kf_bitcast<kf_f16x8>(ahi_5_);
-            kf_f16x4 t1606_ = kf_bitcast<kf_f16x4>(bh_5_);
-            kf_f32x4 t1607_ = kf_mma_f16(t1605_, t1606_, t1546_);
+            unsigned t1490_ = wa_5_ & 983055u;
+            unsigned t1492_ = wb_5_ & 983055u;
+            unsigned t1494_ = sa_5_ & 983055u;
+            unsigned t1496_ = sb_5_ & 983055u;
+            kf_u32x4 alo_5_ = kf_u32x4{{t1490_, t1492_, t1494_, t1496_}};
+            unsigned t1502_ = wa_5_ & 15728880u;
+            unsigned t1504_ = wb_5_ & 15728880u;
+            unsigned t1506_ = sa_5_ & 15728880u;
+            unsigned t1508_ = sb_5_ & 15728880u;
+            kf_u32x4 ahi_5_ = kf_u32x4{{t1502_, t1504_, t1506_, t1508_}};
+            unsigned t1513_ = t1474_.v[0];
+            unsigned t1514_ = t1474_.v[1];
+            kf_u32x2 bl_5_ = kf_u32x2{{t1513_, t1514_}};
+            unsigned t1517_ = t1477_.v[0];
+            unsigned t1518_ = t1477_.v[1];
+            kf_u32x2 bh_5_ = kf_u32x2{{t1517_, t1518_}};
+            kf_f16x8 t1521_ = kf_bitcast<kf_f16x8>(alo_5_);
+            kf_f16x4 t1522_ = kf_bitcast<kf_f16x4>(bl_5_);
+            kf_f32x4 t1523_ = kf_mma_f16(t1521_, t1522_, t1462_);
+            kf_f16x8 t1524_ = kf_bitcast<kf_f16x8>(ahi_5_);
+            kf_f16x4 t1525_ = kf_bitcast<kf_f16x4>(bh_5_);
+            kf_f32x4 t1526_ = kf_mma_f16(t1524_, t1525_, t1465_);
             unsigned wa_6_ = qb_[5u].v[1];
             unsigned wb_6_ = qb_[7u].v[1];
             unsigned sa_6_ = wa_6_ >> 8u;
             unsigned sb_6_ = wb_6_ >> 8u;
-            unsigned t1620_ = wa_6_ & 983055u;
-            unsigned t1622_ = wb_6_ & 983055u;
-            unsigned t1624_ = sa_6_ & 983055u;
-            unsigned t1626_ = sb_6_ & 983055u;
-            kf_u32x4 alo_6_ = kf_u32x4{{t1620_, t1622_, t1624_, t1626_}};
-            unsigned t1632_ = wa_6_ & 15728880u;
-            unsigned t1634_ = wb_6_ & 15728880u;
-            unsigned t1636_ = sa_6_ & 15728880u;
-            unsigned t1638_ = sb_6_ & 15728880u;
-            kf_u32x4 ahi_6_ = kf_u32x4{{t1632_, t1634_, t1636_, t1638_}};
-            unsigned t1643_ = t1555_.v[2];
-            unsigned t1644_ = t1555_.v[3];
-            kf_u32x2 bl_6_ = kf_u32x2{{t1643_, t1644_}};
-            unsigned t1647_ = t1558_.v[2];
-            unsigned t1648_ = t1558_.v[3];
-            kf_u32x2 bh_6_ = kf_u32x2{{t1647_, t1648_}};
-            kf_f16x8 t1651_ = kf_bitcast<kf_f16x8>(alo_6_);
-            kf_f16x4 t1652_ = kf_bitcast<kf_f16x4>(bl_6_);
-            kf_f32x4 t1653_ = kf_mma_f16(t1651_, t1652_, t1604_);
-            kf_f16x8 t1654_ = kf_bitcast<kf_f16x8>(ahi_6_);
-            kf_f16x4 t1655_ = kf_bitcast<kf_f16x4>(bh_6_);
-            kf_f32x4 t1656_ = kf_mma_f16(t1654_, t1655_, t1607_);
-            unsigned t1664_ = flo_ + 3u;
-            kf_u32x4 t1665_ = ((kf_u32x4*)tab_)[t1664_];
-            unsigned t1667_ = fhi_ + 3u;
-            kf_u32x4 t1668_ = ((kf_u32x4*)tab_)[t1667_];
+            unsigned t1539_ = wa_6_ & 983055u;
+            unsigned t1541_ = wb_6_ & 983055u;
+            unsigned t1543_ = sa_6_ & 983055u;
+            unsigned t1545_ = sb_6_ & 983055u;
+            kf_u32x4 alo_6_ = kf_u32x4{{t1539_, t1541_, t1543_, t1545_}};
+            unsigned t1551_ = wa_6_ & 15728880u;
+            unsigned t1553_ = wb_6_ & 15728880u;
+            unsigned t1555_ = sa_6_ & 15728880u;
+            unsigned t1557_ = sb_6_ & 15728880u;
+            kf_u32x4 ahi_6_ = kf_u32x4{{t1551_, t1553_, t1555_, t1557_}};
+            unsigned t1562_ = t1474_.v[2];
+            unsigned t1563_ = t1474_.v[3];
+            kf_u32x2 bl_6_ = kf_u32x2{{t1562_, t1563_}};
+            unsigned t1566_ = t1477_.v[2];
+            unsigned t1567_ = t1477_.v[3];
+            kf_u32x2 bh_6_ = kf_u32x2{{t1566_, t1567_}};
+            kf_f16x8 t1570_ = kf_bitcast<kf_f16x8>(alo_6_);
+            kf_f16x4 t1571_ = kf_bitcast<kf_f16x4>(bl_6_);
+            kf_f32x4 t1572_ = kf_mma_f16(t1570_, t1571_, t1523_);
+            kf_f16x8 t1573_ = kf_bitcast<kf_f16x8>(ahi_6_);
+            kf_f16x4 t1574_ = kf_bitcast<kf_f16x4>(bh_6_);
+            kf_f32x4 t1575_ = kf_mma_f16(t1573_, t1574_, t1526_);
+            unsigned t1583_ = flo_ + 3u;
+            kf_u32x4 t1584_ = ((kf_u32x4*)tab_)[t1583_];
+            unsigned t1586_ = fhi_ + 3u;
+            kf_u32x4 t1587_ = ((kf_u32x4*)tab_)[t1586_];
             unsigned wa_7_ = qb_[5u].v[2];
             unsigned wb_7_ = qb_[7u].v[2];
             unsigned sa_7_ = wa_7_ >> 8u;
             unsigned sb_7_ = wb_7_ >> 8u;
-            unsigned t1681_ = wa_7_ & 983055u;
-            unsigned t1683_ = wb_7_ & 983055u;
-            unsigned t1685_ = sa_7_ & 983055u;
-            unsigned t1687_ = sb_7_ & 983055u;
-            kf_u32x4 alo_7_ = kf_u32x4{{t1681_, t1683_, t1685_, t1687_}};
-            unsigned t1693_ = wa_7_ & 15728880u;
-            unsigned t1695_ = wb_7_ & 15728880u;
-            unsigned t1697_ = sa_7_ & 15728880u;
-            unsigned t1699_ = sb_7_ & 15728880u;
-            kf_u32x4 ahi_7_ = kf_u32x4{{t1693_, t1695_, t1697_, t1699_}};
-            unsigned t1704_ = t1665_.v[0];
-            unsigned t1705_ = t1665_.v[1];
-            kf_u32x2 bl_7_ = kf_u32x2{{t1704_, t1705_}};
-            unsigned t1708_ = t1668_.v[0];
-            unsigned t1709_ = t1668_.v[1];
-            kf_u32x2 bh_7_ = kf_u32x2{{t1708_, t1709_}};
-            kf_f16x8 t1712_ = kf_bitcast<kf_f16x8>(alo_7_);
-            kf_f16x4 t1713_ = kf_bitcast<kf_f16x4>(bl_7_);
-            kf_f32x4 t1714_ = kf_mma_f16(t1712_, t1713_, t1653_);
-            kf_f16x8 t1715_ = kf_bitcast<kf_f16x8>(ahi_7_);
-            kf_f16x4 t1716_ = kf_bitcast<kf_f16x4>(bh_7_);
-            kf_f32x4 t1717_ = kf_mma_f16(t1715_, t1716_, t1656_);
+            unsigned t1600_ = wa_7_ & 983055u;
+            unsigned t1602_ = wb_7_ & 983055u;
+            unsigned t1604_ = sa_7_ & 983055u;
+            unsigned t1606_ = sb_7_ & 983055u;
+            kf_u32x4 alo_7_ = kf_u32x4{{t1600_, t1602_, t1604_, t1606_}};
+            unsigned t1612_ = wa_7_ & 15728880u;
+            unsigned t1614_ = wb_7_ & 15728880u;
+            unsigned t1616_ = sa_7_ & 15728880u;
+            unsigned t1618_ = sb_7_ & 15728880u;
+            kf_u32x4 ahi_7_ = kf_u32x4{{t1612_, t1614_, t1616_, t1618_}};
+            unsigned t1623_ = t1584_.v[0];
+            unsigned t1624_ = t1584_.v[1];
+            kf_u32x2 bl_7_ = kf_u32x2{{t1623_, t1624_}};
+            unsigned t1627_ = t1587_.v[0];
+            unsigned t1628_ = t1587_.v[1];
+            kf_u32x2 bh_7_ = kf_u32x2{{t1627_, t1628_}};
+            kf_f16x8 t1631_ = kf_bitcast<kf_f16x8>(alo_7_);
+            kf_f16x4 t1632_ = kf_bitcast<kf_f16x4>(bl_7_);
+            kf_f32x4 t1633_ = kf_mma_f16(t1631_, t1632_, t1572_);
+            kf_f16x8 t1634_ = kf_bitcast<kf_f16x8>(ahi_7_);
+            kf_f16x4 t1635_ = kf_bitcast<kf_f16x4>(bh_7_);
+            kf_f32x4 t1636_ = kf_mma_f16(t1634_, t1635_, t1575_);
             unsigned wa_8_ = qb_[5u].v[3];
             unsigned wb_8_ = qb_[7u].v[3];
             unsigned sa_8_ = wa_8_ >> 8u;
             unsigned sb_8_ = wb_8_ >> 8u;
-            unsigned t1730_ = wa_8_ & 983055u;
-            unsigned t1732_ = wb_8_ & 983055u;
-            unsigned t1734_ = sa_8_ & 983055u;
-            unsigned t1736_ = sb_8_ & 983055u;
-            kf_u32x4 alo_8_ = kf_u32x4{{t1730_, t1732_, t1734_, t1736_}};
-            unsigned t1742_ = wa_8_ & 15728880u;
-            unsigned t1744_ = wb_8_ & 15728880u;
-            unsigned t1746_ = sa_8_ & 15728880u;
-            unsigned t1748_ = sb_8_ & 15728880u;
-            kf_u32x4 ahi_8_ = kf_u32x4{{t1742_, t1744_, t1746_, t1748_}};
-            unsigned t1753_ = t1665_.v[2];
-            unsigned t1754_ = t1665_.v[3];
-            kf_u32x2 bl_8_ = kf_u32x2{{t1753_, t1754_}};
-            unsigned t1757_ = t1668_.v[2];
-            unsigned t1758_ = t1668_.v[3];
-            kf_u32x2 bh_8_ = kf_u32x2{{t1757_, t1758_}};
-            kf_f16x8 t1761_ = kf_bitcast<kf_f16x8>(alo_8_);
-            kf_f16x4 t1762_ = kf_bitcast<kf_f16x4>(bl_8_);
-            kf_f32x4 t1763_ = kf_mma_f16(t1761_, t1762_, t1714_);
-            kf_f16x8 t1764_ = kf_bitcast<kf_f16x8>(ahi_8_);
-            kf_f16x4 t1765_ = kf_bitcast<kf_f16x4>(bh_8_);
-            kf_f32x4 t1766_ = kf_mma_f16(t1764_, t1765_, t1717_);
+            unsigned t1649_ = wa_8_ & 983055u;
+            unsigned t1651_ = wb_8_ & 983055u;
+            unsigned t1653_ = sa_8_ & 983055u;
+            unsigned t1655_ = sb_8_ & 983055u;
+            kf_u32x4 alo_8_ = kf_u32x4{{t1649_, t1651_, t1653_, t1655_}};
+            unsigned t1661_ = wa_8_ & 15728880u;
+            unsigned t1663_ = wb_8_ & 15728880u;
+            unsigned t1665_ = sa_8_ & 15728880u;
+            unsigned t1667_ = sb_8_ & 15728880u;
+            kf_u32x4 ahi_8_ = kf_u32x4{{t1661_, t1663_, t1665_, t1667_}};
+            unsigned t1672_ = t1584_.v[2];
+            unsigned t1673_ = t1584_.v[3];
+            kf_u32x2 bl_8_ = kf_u32x2{{t1672_, t1673_}};
+            unsigned t1676_ = t1587_.v[2];
+            unsigned t1677_ = t1587_.v[3];
+            kf_u32x2 bh_8_ = kf_u32x2{{t1676_, t1677_}};
+            kf_f16x8 t1680_ = kf_bitcast<kf_f16x8>(alo_8_);
+            kf_f16x4 t1681_ = kf_bitcast<kf_f16x4>(bl_8_);
+            kf_f32x4 t1682_ = kf_mma_f16(t1680_, t1681_, t1633_);
+            kf_f16x8 t1683_ = kf_bitcast<kf_f16x8>(ahi_8_);
+            kf_f16x4 t1684_ = kf_bitcast<kf_f16x4>(bh_8_);
+            kf_f32x4 t1685_ = kf_mma_f16(t1683_, t1684_, t1636_);
             kf_u32x4 h_ = hb_[2u];
-            unsigned t1772_ = h_.v[1] & 1061109567u;
-            unsigned t1782_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-            unsigned sc_ = kf_shr_u32(((q_9_ < 2u) ? t1772_ : t1782_), ((q_9_ & 1u) << 4u));
-            unsigned t1823_ = h_.v[2] & 1061109567u;
-            unsigned t1834_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-            unsigned mn_ = kf_shr_u32(((q_9_ < 2u) ? t1823_ : t1834_), ((q_9_ & 1u) << 4u));
-            unsigned t1843_ = h_.v[0];
-            kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1843_, 0u), 16u))}};
-            float t1848_ = __fadd_rn(t1763_.v[0], t1763_.v[1]);
-            float t1856_ = __fadd_rn(t1766_.v[0], t1766_.v[1]);
+            unsigned t1691_ = h_.v[1] & 1061109567u;
+            unsigned t1701_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+            unsigned sc_ = kf_shr_u32(((q_9_ < 2u) ? t1691_ : t1701_), ((q_9_ & 1u) << 4u));
+            unsigned t1742_ = h_.v[2] & 1061109567u;
+            unsigned t1753_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+            unsigned mn_ = kf_shr_u32(((q_9_ < 2u) ? t1742_ : t1753_), ((q_9_ & 1u) << 4u));
+            unsigned t1762_ = h_.v[0];
+            kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1762_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1762_, 0u), 16u))}};
+            float t1767_ = __fadd_rn(t1682_.v[0], t1682_.v[1]);
+            float t1775_ = __fadd_rn(t1685_.v[0], t1685_.v[1]);
             unsigned v_10_ = (sc_ >> 8u) & 255u;
-            float t1871_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t1790_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_11_ = sc_ & 255u;
-            float t_ = __fmaf_rn(t1871_, t1856_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), 16777216.0f), t1848_));
+            float t_ = __fmaf_rn(t1790_, t1775_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), 16777216.0f), t1767_));
             unsigned v_12_ = (mn_ >> 8u) & 255u;
-            float t1891_ = __fsub_rn(kf_bitcast<float>(v_12_ | 1258291200u), 8388608.0f);
-            float t1900_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t1810_ = __fsub_rn(kf_bitcast<float>(v_12_ | 1258291200u), 8388608.0f);
+            float t1819_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_13_ = mn_ & 255u;
-            float u_ = __fmaf_rn(t1891_, t1900_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_ = __fmaf_rn(t1810_, t1819_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_ = __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_));
-            float t1924_ = __fadd_rn(ya_, part_);
-            ya_ = t1924_;
+            float t1843_ = __fadd_rn(ya_, part_);
+            ya_ = t1843_;
             kf_u32x4 h_2_ = hb_[3u];
-            unsigned t1930_ = h_2_.v[1] & 1061109567u;
-            unsigned t1940_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-            unsigned sc_2_ = kf_shr_u32(((q_9_ < 2u) ? t1930_ : t1940_), ((q_9_ & 1u) << 4u));
-            unsigned t1981_ = h_2_.v[2] & 1061109567u;
-            unsigned t1992_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-            unsigned mn_2_ = kf_shr_u32(((q_9_ < 2u) ? t1981_ : t1992_), ((q_9_ & 1u) << 4u));
-            unsigned t2001_ = h_2_.v[0];
-            kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2001_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2001_, 0u), 16u))}};
-            float t2009_ = __fadd_rn(t1763_.v[2], t1763_.v[3]);
-            float t2017_ = __fadd_rn(t1766_.v[2], t1766_.v[3]);
+            unsigned t1849_ = h_2_.v[1] & 1061109567u;
+            unsigned t1859_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+            unsigned sc_2_ = kf_shr_u32(((q_9_ < 2u) ? t1849_ : t1859_), ((q_9_ & 1u) << 4u));
+            unsigned t1900_ = h_2_.v[2] & 1061109567u;
+            unsigned t1911_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+            unsigned mn_2_ = kf_shr_u32(((q_9_ < 2u) ? t1900_ : t1911_), ((q_9_ & 1u) << 4u));
+            unsigned t1920_ = h_2_.v[0];
+            kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1920_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 0u), 16u))}};
+            float t1928_ = __fadd_rn(t1682_.v[2], t1682_.v[3]);
+            float t1936_ = __fadd_rn(t1685_.v[2], t1685_.v[3]);
             unsigned v_14_ = (sc_2_ >> 8u) & 255u;
-            float t2029_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_14_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t1948_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_14_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_15_ = sc_2_ & 255u;
-            float t_2_ = __fmaf_rn(t2029_, t2017_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_15_ | 1258291200u), 8388608.0f), 16777216.0f), t2009_));
+            float t_2_ = __fmaf_rn(t1948_, t1936_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_15_ | 1258291200u), 8388608.0f), 16777216.0f), t1928_));
             unsigned v_16_ = (mn_2_ >> 8u) & 255u;
-            float t2049_ = __fsub_rn(kf_bitcast<float>(v_16_ | 1258291200u), 8388608.0f);
-            float t2058_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t1968_ = __fsub_rn(kf_bitcast<float>(v_16_ | 1258291200u), 8388608.0f);
+            float t1977_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_17_ = mn_2_ & 255u;
-            float u_2_ = __fmaf_rn(t2049_, t2058_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_2_ = __fmaf_rn(t1968_, t1977_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_2_ = __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_));
-            float t2082_ = __fadd_rn(yb_, part_2_);
-            yb_ = t2082_;
-            unsigned t2084_ = ck_ + 1u;
-            ck_ = t2084_;
-            if (t2084_ == nbk_) {
-                float sa_9_ = __fadd_rn(t1924_, kf_shfl_xor(t1924_, 1u, kf_wn));
+            float t2001_ = __fadd_rn(yb_, part_2_);
+            yb_ = t2001_;
+            unsigned t2003_ = ck_ + 1u;
+            ck_ = t2003_;
+            if (t2003_ == nbk_) {
+                float sa_9_ = __fadd_rn(t1843_, kf_shfl_xor(t1843_, 1u, kf_wn));
                 float sa2_ = __fadd_rn(sa_9_, kf_shfl_xor(sa_9_, 2u, kf_wn));
-                float sb_9_ = __fadd_rn(t2082_, kf_shfl_xor(t2082_, 1u, kf_wn));
+                float sb_9_ = __fadd_rn(t2001_, kf_shfl_xor(t2001_, 1u, kf_wn));
                 float sb2_ = __fadd_rn(sb_9_, kf_shfl_xor(sb_9_, 2u, kf_wn));
-                bool t2099_ = q_9_ == 0u;
-                bool t2100_ = t2099_;
-                if (t2099_) {
-                    t2100_ = ((ct_ << 4u) + g_) < m_;
+                bool t2018_ = q_9_ == 0u;
+                bool t2019_ = t2018_;
+                if (t2018_) {
+                    t2019_ = ((ct_ << 4u) + g_) < m_;
                 }
-                if (t2100_) {
+                if (t2019_) {
                     y_[(ct_ << 4u) + g_] = sa2_;
                 }
-                bool t2109_ = q_9_ == 0u;
-                bool t2110_ = t2109_;
-                if (t2109_) {
-                    t2110_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                bool t2028_ = q_9_ == 0u;
+                bool t2029_ = t2028_;
+                if (t2028_) {
+                    t2029_ = (((ct_ << 4u) + g_) + 8u) < m_;
                 }
-                if (t2110_) {
+                if (t2029_) {
                     y_[((ct_ << 4u) + g_) + 8u] = sb2_;
                 }
                 ya_ = 0.0f;
@@ -1365,318 +1365,318 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             hb_[3u] = wq_[blk_4_];
             qb_[6u] = wq_[(blk_4_ + 1u) + (q_9_ << 1u)];
             qb_[7u] = wq_[(blk_4_ + 2u) + (q_9_ << 1u)];
-            unsigned t2186_ = lk_ + 1u;
-            lk_ = t2186_;
-            if (t2186_ == nbk_) {
+            unsigned t2105_ = lk_ + 1u;
+            lk_ = t2105_;
+            if (t2105_ == nbk_) {
                 lk_ = 0u;
                 lt_ = lt_ + nw_;
             }
         }
-        bool t2195_ = (t0_ + 1u) >= 1u;
-        bool t2196_ = t2195_;
-        if (t2195_) {
-            t2196_ = ((t0_ + 1u) - 1u) < total_;
+        bool t2113_ = (t0_ + 1u) >= 1u;
+        bool t2114_ = t2113_;
+        if (t2113_) {
+            t2114_ = ((t0_ + 1u) - 1u) < total_;
         }
-        if (t2196_) {
-            unsigned t2213_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
-            unsigned fb_2_ = mine_ ? t2213_ : zero4_;
-            unsigned t2222_ = fb_2_ + ((g_ & 1u) << 2u);
-            unsigned t2224_ = zero4_ + 2u;
-            unsigned flo_2_ = mine_ ? t2222_ : t2224_;
-            unsigned t2232_ = (fb_2_ + 4u) + kf_neg_u32(((g_ & 1u) << 2u));
-            unsigned t2234_ = zero4_ + 2u;
-            unsigned fhi_2_ = mine_ ? t2232_ : t2234_;
-            kf_f32x4 t2237_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t2240_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_u32x4 t2250_ = ((kf_u32x4*)tab_)[flo_2_];
-            kf_u32x4 t2253_ = ((kf_u32x4*)tab_)[fhi_2_];
+        if (t2114_) {
+            unsigned t2131_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_2_ = mine_ ? t2131_ : zero4_;
+            unsigned t2140_ = fb_2_ + ((g_ & 1u) << 2u);
+            unsigned t2142_ = zero4_ + 2u;
+            unsigned flo_2_ = mine_ ? t2140_ : t2142_;
+            unsigned t2150_ = (fb_2_ + 4u) + kf_neg_u32(((g_ & 1u) << 2u));
+            unsigned t2152_ = zero4_ + 2u;
+            unsigned fhi_2_ = mine_ ? t2150_ : t2152_;
+            kf_f32x4 t2155_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t2158_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 t2168_ = ((kf_u32x4*)tab_)[flo_2_];
+            kf_u32x4 t2171_ = ((kf_u32x4*)tab_)[fhi_2_];
             unsigned wa_9_ = qb_[0u].v[0];
             unsigned wb_9_ = qb_[2u].v[0];
             unsigned sa_10_ = wa_9_ >> 8u;
             unsigned sb_10_ = wb_9_ >> 8u;
-            unsigned t2266_ = wa_9_ & 983055u;
-            unsigned t2268_ = wb_9_ & 983055u;
-            unsigned t2270_ = sa_10_ & 983055u;
-            unsigned t2272_ = sb_10_ & 983055u;
-            kf_u32x4 alo_9_ = kf_u32x4{{t2266_, t2268_, t2270_, t2272_}};
-            unsigned t2278_ = wa_9_ & 15728880u;
-            unsigned t2280_ = wb_9_ & 15728880u;
-            unsigned t2282_ = sa_10_ & 15728880u;
-            unsigned t2284_ = sb_10_ & 15728880u;
-            kf_u32x4 ahi_9_ = kf_u32x4{{t2278_, t2280_, t2282_, t2284_}};
-            unsigned t2289_ = t2250_.v[0];
-            unsigned t2290_ = t2250_.v[1];
-            kf_u32x2 bl_9_ = kf_u32x2{{t2289_, t2290_}};
-            unsigned t2293_ = t2253_.v[0];
-            unsigned t2294_ = t2253_.v[1];
-            kf_u32x2 bh_9_ = kf_u32x2{{t2293_, t2294_}};
-            kf_f16x8 t2297_ = kf_bitcast<kf_f16x8>(alo_9_);
-            kf_f16x4 t2298_ = kf_bitcast<kf_f16x4>(bl_9_);
-            kf_f32x4 t2299_ = kf_mma_f16(t2297_, t2298_, t2237_);
-            kf_f16x8 t2300_ = kf_bitcast<kf_f16x8>(ahi_9_);
-            kf_f16x4 t2301_ = kf_bitcast<kf_f16x4>(bh_9_);
-            kf_f32x4 t2302_ = kf_mma_f16(t2300_, t2301_, t2240_);
+            unsigned t2184_ = wa_9_ & 983055u;
+            unsigned t2186_ = wb_9_ & 983055u;
+            unsigned t2188_ = sa_10_ & 983055u;
+            unsigned t2190_ = sb_10_ & 983055u;
+            kf_u32x4 alo_9_ = kf_u32x4{{t2184_, t2186_, t2188_, t2190_}};
+            unsigned t2196_ = wa_9_ & 15728880u;
+            unsigned t2198_ = wb_9_ & 15728880u;
+            unsigned t2200_ = sa_10_ & 15728880u;
+            unsigned t2202_ = sb_10_ & 15728880u;
+            kf_u32x4 ahi_9_ = kf_u32x4{{t2196_, t2198_, t2200_, t2202_}};
+            unsigned t2207_ = t2168_.v[0];
+            unsigned t2208_ = t2168_.v[1];
+            kf_u32x2 bl_9_ = kf_u32x2{{t2207_, t2208_}};
+            unsigned t2211_ = t2171_.v[0];
+            unsigned t2212_ = t2171_.v[1];
+            kf_u32x2 bh_9_ = kf_u32x2{{t2211_, t2212_}};
+            kf_f16x8 t2215_ = kf_bitcast<kf_f16x8>(alo_9_);
+            kf_f16x4 t2216_ = kf_bitcast<kf_f16x4>(bl_9_);
+            kf_f32x4 t2217_ = kf_mma_f16(t2215_, t2216_, t2155_);
+            kf_f16x8 t2218_ = kf_bitcast<kf_f16x8>(ahi_9_);
+            kf_f16x4 t2219_ = kf_bitcast<kf_f16x4>(bh_9_);
+            kf_f32x4 t2220_ = kf_mma_f16(t2218_, t2219_, t2158_);
             unsigned wa_10_ = qb_[0u].v[1];
             unsigned wb_10_ = qb_[2u].v[1];
             unsigned sa_11_ = wa_10_ >> 8u;
             unsigned sb_11_ = wb_10_ >> 8u;
-            unsigned t2315_ = wa_10_ & 983055u;
-            unsigned t2317_ = wb_10_ & 983055u;
-            unsigned t2319_ = sa_11_ & 983055u;
-            unsigned t2321_ = sb_11_ & 983055u;
-            kf_u32x4 alo_10_ = kf_u32x4{{t2315_, t2317_, t2319_, t2321_}};
-            unsigned t2327_ = wa_10_ & 15728880u;
-            unsigned t2329_ = wb_10_ & 15728880u;
-            unsigned t2331_ = sa_11_ & 15728880u;
-            unsigned t2333_ = sb_11_ & 15728880u;
-            kf_u32x4 ahi_10_ = kf_u32x4{{t2327_, t2329_, t2331_, t2333_}};
-            unsigned t2338_ = t2250_.v[2];
-            unsigned t2339_ = t2250_.v[3];
-            kf_u32x2 bl_10_ = kf_u32x2{{t2338_, t2339_}};
-            unsigned t2342_ = t2253_.v[2];
-            unsigned t2343_ = t2253_.v[3];
-            kf_u32x2 bh_10_ = kf_u32x2{{t2342_, t2343_}};
-            kf_f16x8 t2346_ = kf_bitcast<kf_f16x8>(alo_10_);
-            kf_f16x4 t2347_ = kf_bitcast<kf_f16x4>(bl_10_);
-            kf_f32x4 t2348_ = kf_mma_f16(t2346_, t2347_, t2299_);
-            kf_f16x8 t2349_ = kf_bitcast<kf_f16x8>(ahi_10_);
-            kf_f16x4 t2350_ = kf_bitcast<kf_f16x4>(bh_10_);
-            kf_f32x4 t2351_ = kf_mma_f16(t2349_, t2350_, t2302_);
-            unsigned t2359_ = flo_2_ + 1u;
-            kf_u32x4 t2360_ = ((kf_u32x4*)tab_)[t2359_];
-            unsigned t2362_ = fhi_2_ + 1u;
-            kf_u32x4 t2363_ = ((kf_u32x4*)tab_)[t2362_];
+            unsigned t2233_ = wa_10_ & 983055u;
+            unsigned t2235_ = wb_10_ & 983055u;
+            unsigned t2237_ = sa_11_ & 983055u;
+            unsigned t2239_ = sb_11_ & 983055u;
+            kf_u32x4 alo_10_ = kf_u32x4{{t2233_, t2235_, t2237_, t2239_}};
+            unsigned t2245_ = wa_10_ & 15728880u;
+            unsigned t2247_ = wb_10_ & 15728880u;
+            unsigned t2249_ = sa_11_ & 15728880u;
+            unsigned t2251_ = sb_11_ & 15728880u;
+            kf_u32x4 ahi_10_ = kf_u32x4{{t2245_, t2247_, t2249_, t2251_}};
+            unsigned t2256_ = t2168_.v[2];
+            unsigned t2257_ = t2168_.v[3];
+            kf_u32x2 bl_10_ = kf_u32x2{{t2256_, t2257_}};
+            unsigned t2260_ = t2171_.v[2];
+            unsigned t2261_ = t2171_.v[3];
+            kf_u32x2 bh_10_ = kf_u32x2{{t2260_, t2261_}};
+            kf_f16x8 t2264_ = kf_bitcast<kf_f16x8>(alo_10_);
+            kf_f16x4 t2265_ = kf_bitcast<kf_f16x4>(bl_10_);
+            kf_f32x4 t2266_ = kf_mma_f16(t2264_, t2265_, t2217_);
+            kf_f16x8 t2267_ = kf_bitcast<kf_f16x8>(ahi_10_);
+            kf_f16x4 t2268_ = kf_bitcast<kf_f16x4>(bh_10_);
+            kf_f32x4 t2269_ = kf_mma_f16(t2267_, t2268_, t2220_);
+            unsigned t2277_ = flo_2_ + 1u;
+            kf_u32x4 t2278_ = ((kf_u32x4*)tab_)[t2277_];
+            unsigned t2280_ = fhi_2_ + 1u;
+            kf_u32x4 t2281_ = ((kf_u32x4*)tab_)[t2280_];
             unsigned wa_11_ = qb_[0u].v[2];
             unsigned wb_11_ = qb_[2u].v[2];
             unsigned sa_12_ = wa_11_ >> 8u;
             unsigned sb_12_ = wb_11_ >> 8u;
-            unsigned t2376_ = wa_11_ & 983055u;
-            unsigned t2378_ = wb_11_ & 983055u;
-            unsigned t2380_ = sa_12_ & 983055u;
-            unsigned t2382_ = sb_12_ & 983055u;
-            kf_u32x4 alo_11_ = kf_u32x4{{t2376_, t2378_, t2380_, t2382_}};
-            unsigned t2388_ = wa_11_ & 15728880u;
-            unsigned t2390_ = wb_11_ & 15728880u;
-            unsigned t2392_ = sa_12_ & 15728880u;
-            unsigned t2394_ = sb_12_ & 15728880u;
-            kf_u32x4 ahi_11_ = kf_u32x4{{t2388_, t2390_, t2392_, t2394_}};
-            unsigned t2399_ = t2360_.v[0];
-            unsigned t2400_ = t2360_.v[1];
-            kf_u32x2 bl_11_ = kf_u32x2{{t2399_, t2400_}};
-            unsigned t2403_ = t2363_.v[0];
-            unsigned t2404_ = t2363_.v[1];
-            kf_u32x2 bh_11_ = kf_u32x2{{t2403_, t2404_}};
-            kf_f16x8 t2407_ = kf_bitcast<kf_f16x8>(alo_11_);
-            kf_f16x4 t2408_ = kf_bitcast<kf_f16x4>(bl_11_);
-            kf_f32x4 t2409_ = kf_mma_f16(t2407_, t2408_, t2348_);
-            kf_f16x8 t2410_ = kf_bitcast<kf_f16x8>(ahi_11_);
-            kf_f16x4 t2411_ = kf_bitcast<kf_f16x4>(bh_11_);
-            kf_f32x4 t2412_ = kf_mma_f16(t2410_, t2411_, t2351_);
+            unsigned t2294_ = wa_11_ & 983055u;
+            unsigned t2296_ = wb_11_ & 983055u;
+            unsigned t2298_ = sa_12_ & 983055u;
+            unsigned t2300_ = sb_12_ & 983055u;
+            kf_u32x4 alo_11_ = kf_u32x4{{t2294_, t2296_, t2298_, t2300_}};
+            unsigned t2306_ = wa_11_ & 15728880u;
+            unsigned t2308_ = wb_11_ & 15728880u;
+            unsigned t2310_ = sa_12_ & 15728880u;
+            unsigned t2312_ = sb_12_ & 15728880u;
+            kf_u32x4 ahi_11_ = kf_u32x4{{t2306_, t2308_, t2310_, t2312_}};
+            unsigned t2317_ = t2278_.v[0];
+            unsigned t2318_ = t2278_.v[1];
+            kf_u32x2 bl_11_ = kf_u32x2{{t2317_, t2318_}};
+            unsigned t2321_ = t2281_.v[0];
+            unsigned t2322_ = t2281_.v[1];
+            kf_u32x2 bh_11_ = kf_u32x2{{t2321_, t2322_}};
+            kf_f16x8 t2325_ = kf_bitcast<kf_f16x8>(alo_11_);
+            kf_f16x4 t2326_ = kf_bitcast<kf_f16x4>(bl_11_);
+            kf_f32x4 t2327_ = kf_mma_f16(t2325_, t2326_, t2266_);
+            kf_f16x8 t2328_ = kf_bitcast<kf_f16x8>(ahi_11_);
+            kf_f16x4 t2329_ = kf_bitcast<kf_f16x4>(bh_11_);
+            kf_f32x4 t2330_ = kf_mma_f16(t2328_, t2329_, t2269_);
             unsigned wa_12_ = qb_[0u].v[3];
             unsigned wb_12_ = qb_[2u].v[3];
             unsigned sa_13_ = wa_12_ >> 8u;
             unsigned sb_13_ = wb_12_ >> 8u;
-            unsigned t2425_ = wa_12_ & 983055u;
-            unsigned t2427_ = wb_12_ & 983055u;
-            unsigned t2429_ = sa_13_ & 983055u;
-            unsigned t2431_ = sb_13_ & 983055u;
-            kf_u32x4 alo_12_ = kf_u32x4{{t2425_, t2427_, t2429_, t2431_}};
-            unsigned t2437_ = wa_12_ & 15728880u;
-            unsigned t2439_ = wb_12_ & 15728880u;
-            unsigned t2441_ = sa_13_ & 15728880u;
-            unsigned t2443_ = sb_13_ & 15728880u;
-            kf_u32x4 ahi_12_ = kf_u32x4{{t2437_, t2439_, t2441_, t2443_}};
-            unsigned t2448_ = t2360_.v[2];
-            unsigned t2449_ = t2360_.v[3];
-            kf_u32x2 bl_12_ = kf_u32x2{{t2448_, t2449_}};
-            unsigned t2452_ = t2363_.v[2];
-            unsigned t2453_ = t2363_.v[3];
-            kf_u32x2 bh_12_ = kf_u32x2{{t2452_, t2453_}};
-            kf_f16x8 t2456_ = kf_bitcast<kf_f16x8>(alo_12_);
-            kf_f16x4 t2457_ = kf_bitcast<kf_f16x4>(bl_12_);
-            kf_f32x4 t2458_ = kf_mma_f16(t2456_, t2457_, t2409_);
-            kf_f16x8 t2459_ = kf_bitcast<kf_f16x8>(ahi_12_);
-            kf_f16x4 t2460_ = kf_bitcast<kf_f16x4>(bh_12_);
-            kf_f32x4 t2461_ = kf_mma_f16(t2459_, t2460_, t2412_);
-            unsigned t2469_ = flo_2_ + 2u;
-            kf_u32x4 t2470_ = ((kf_u32x4*)tab_)[t2469_];
-            unsigned t2472_ = fhi_2_ + 2u;
-            kf_u32x4 t2473_ = ((kf_u32x4*)tab_)[t2472_];
+            unsigned t2343_ = wa_12_ & 983055u;
+            unsigned t2345_ = wb_12_ & 983055u;
+            unsigned t2347_ = sa_13_ & 983055u;
+            unsigned t2349_ = sb_13_ & 983055u;
+            kf_u32x4 alo_12_ = kf_u32x4{{t2343_, t2345_, t2347_, t2349_}};
+            unsigned t2355_ = wa_12_ & 15728880u;
+            unsigned t2357_ = wb_12_ & 15728880u;
+            unsigned t2359_ = sa_13_ & 15728880u;
+            unsigned t2361_ = sb_13_ & 15728880u;
+            kf_u32x4 ahi_12_ = kf_u32x4{{t2355_, t2357_, t2359_, t2361_}};
+            unsigned t2366_ = t2278_.v[2];
+            unsigned t2367_ = t2278_.v[3];
+            kf_u32x2 bl_12_ = kf_u32x2{{t2366_, t2367_}};
+            unsigned t2370_ = t2281_.v[2];
+            unsigned t2371_ = t2281_.v[3];
+            kf_u32x2 bh_12_ = kf_u32x2{{t2370_, t2371_}};
+            kf_f16x8 t2374_ = kf_bitcast<kf_f16x8>(alo_12_);
+            kf_f16x4 t2375_ = kf_bitcast<kf_f16x4>(bl_12_);
+            kf_f32x4 t2376_ = kf_mma_f16(t2374_, t2375_, t2327_);
+            kf_f16x8 t2377_ = kf_bitcast<kf_f16x8>(ahi_12_);
+            kf_f16x4 t2378_ = kf_bitcast<kf_f16x4>(bh_12_);
+            kf_f32x4 t2379_ = kf_mma_f16(t2377_, t2378_, t2330_);
+            unsigned t2387_ = flo_2_ + 2u;
+            kf_u32x4 t2388_ = ((kf_u32x4*)tab_)[t2387_];
+            unsigned t2390_ = fhi_2_ + 2u;
+            kf_u32x4 t2391_ = ((kf_u32x4*)tab_)[t2390_];
             unsigned wa_13_ = qb_[1u].v[0];
             unsigned wb_13_ = qb_[3u].v[0];
             unsigned sa_14_ = wa_13_ >> 8u;
             unsigned sb_14_ = wb_13_ >> 8u;
-            unsigned t2486_ = wa_13_ & 983055u;
-            unsigned t2488_ = wb_13_ & 983055u;
-            unsigned t2490_ = sa_14_ & 983055u;
-            unsigned t2492_ = sb_14_ & 983055u;
-            kf_u32x4 alo_13_ = kf_u32x4{{t2486_, t2488_, t2490_, t2492_}};
-            unsigned t2498_ = wa_13_ & 15728880u;
-            unsigned t2500_ = wb_13_ & 15728880u;
-            unsigned t2502_ = sa_14_ & 15728880u;
-            unsigned t2504_ = sb_14_ & 15728880u;
-            kf_u32x4 ahi_13_ = kf_u32x4{{t2498_, t2500_, t2502_, t2504_}};
-            unsigned t2509_ = t2470_.v[0];
-            unsigned t2510_ = t2470_.v[1];
-            kf_u32x2 bl_13_ = kf_u32x2{{t2509_, t2510_}};
-            unsigned t2513_ = t2473_.v[0];
-            unsigned t2514_ = t2473_.v[1];
-            kf_u32x2 bh_13_ = kf_u32x2{{t2513_, t2514_}};
-            kf_f16x8 t2517_ = kf_bitcast<kf_f16x8>(alo_13_);
-            kf_f16x4 t2518_ = kf_bitcast<kf_f16x4>(bl_13_);
-            kf_f32x4 t2519_ = kf_mma_f16(t2517_, t2518_, t2458_);
-            kf_f16x8 t2520_ = kf_bitcast<kf_f16x8>(ahi_13_);
-            kf_f16x4 t2521_ = kf_bitcast<kf_f16x4>(bh_13_);
-            kf_f32x4 t2522_ = kf_mma_f16(t2520_, t2521_, t2461_);
+            unsigned t2404_ = wa_13_ & 983055u;
+            unsigned t2406_ = wb_13_ & 983055u;
+            unsigned t2408_ = sa_14_ & 983055u;
+            unsigned t2410_ = sb_14_ & 983055u;
+            kf_u32x4 alo_13_ = kf_u32x4{{t2404_, t2406_, t2408_, t2410_}};
+            unsigned t2416_ = wa_13_ & 15728880u;
+            unsigned t2418_ = wb_13_ & 15728880u;
+            unsigned t2420_ = sa_14_ & 15728880u;
+            unsigned t2422_ = sb_14_ & 15728880u;
+            kf_u32x4 ahi_13_ = kf_u32x4{{t2416_, t2418_, t2420_, t2422_}};
+            unsigned t2427_ = t2388_.v[0];
+            unsigned t2428_ = t2388_.v[1];
+            kf_u32x2 bl_13_ = kf_u32x2{{t2427_, t2428_}};
+            unsigned t2431_ = t2391_.v[0];
+            unsigned t2432_ = t2391_.v[1];
+            kf_u32x2 bh_13_ = kf_u32x2{{t2431_, t2432_}};
+            kf_f16x8 t2435_ = kf_bitcast<kf_f16x8>(alo_13_);
+            kf_f16x4 t2436_ = kf_bitcast<kf_f16x4>(bl_13_);
+            kf_f32x4 t2437_ = kf_mma_f16(t2435_, t2436_, t2376_);
+            kf_f16x8 t2438_ = kf_bitcast<kf_f16x8>(ahi_13_);
+            kf_f16x4 t2439_ = kf_bitcast<kf_f16x4>(bh_13_);
+            kf_f32x4 t2440_ = kf_mma_f16(t2438_, t2439_, t2379_);
             unsigned wa_14_ = qb_[1u].v[1];
             unsigned wb_14_ = qb_[3u].v[1];
             unsigned sa_15_ = wa_14_ >> 8u;
             unsigned sb_15_ = wb_14_ >> 8u;
-            unsigned t2535_ = wa_14_ & 983055u;
-            unsigned t2537_ = wb_14_ & 983055u;
-            unsigned t2539_ = sa_15_ & 983055u;
-            unsigned t2541_ = sb_15_ & 983055u;
-            kf_u32x4 alo_14_ = kf_u32x4{{t2535_, t2537_, t2539_, t2541_}};
-            unsigned t2547_ = wa_14_ & 15728880u;
-            unsigned t2549_ = wb_14_ & 15728880u;
-            unsigned t2551_ = sa_15_ & 15728880u;
-            unsigned t2553_ = sb_15_ & 15728880u;
-            kf_u32x4 ahi_14_ = kf_u32x4{{t2547_, t2549_, t2551_, t2553_}};
-            unsigned t2558_ = t2470_.v[2];
-            unsigned t2559_ = t2470_.v[3];
-            kf_u32x2 bl_14_ = kf_u32x2{{t2558_, t2559_}};
-            unsigned t2562_ = t2473_.v[2];
-            unsigned t2563_ = t2473_.v[3];
-            kf_u32x2 bh_14_ = kf_u32x2{{t2562_, t2563_}};
-            kf_f16x8 t2566_ = kf_bitcast<kf_f16x8>(alo_14_);
-            kf_f16x4 t2567_ = kf_bitcast<kf_f16x4>(bl_14_);
-            kf_f32x4 t2568_ = kf_mma_f16(t2566_, t2567_, t2519_);
-            kf_f16x8 t2569_ = kf_bitcast<kf_f16x8>(ahi_14_);
-            kf_f16x4 t2570_ = kf_bitcast<kf_f16x4>(bh_14_);
-            kf_f32x4 t2571_ = kf_mma_f16(t2569_, t2570_, t2522_);
-            unsigned t2579_ = flo_2_ + 3u;
-            kf_u32x4 t2580_ = ((kf_u32x4*)tab_)[t2579_];
-            unsigned t2582_ = fhi_2_ + 3u;
-            kf_u32x4 t2583_ = ((kf_u32x4*)tab_)[t2582_];
+            unsigned t2453_ = wa_14_ & 983055u;
+            unsigned t2455_ = wb_14_ & 983055u;
+            unsigned t2457_ = sa_15_ & 983055u;
+            unsigned t2459_ = sb_15_ & 983055u;
+            kf_u32x4 alo_14_ = kf_u32x4{{t2453_, t2455_, t2457_, t2459_}};
+            unsigned t2465_ = wa_14_ & 15728880u;
+            unsigned t2467_ = wb_14_ & 15728880u;
+            unsigned t2469_ = sa_15_ & 15728880u;
+            unsigned t2471_ = sb_15_ & 15728880u;
+            kf_u32x4 ahi_14_ = kf_u32x4{{t2465_, t2467_, t2469_, t2471_}};
+            unsigned t2476_ = t2388_.v[2];
+            unsigned t2477_ = t2388_.v[3];
+            kf_u32x2 bl_14_ = kf_u32x2{{t2476_, t2477_}};
+            unsigned t2480_ = t2391_.v[2];
+            unsigned t2481_ = t2391_.v[3];
+            kf_u32x2 bh_14_ = kf_u32x2{{t2480_, t2481_}};
+            kf_f16x8 t2484_ = kf_bitcast<kf_f16x8>(alo_14_);
+            kf_f16x4 t2485_ = kf_bitcast<kf_f16x4>(bl_14_);
+            kf_f32x4 t2486_ = kf_mma_f16(t2484_, t2485_, t2437_);
+            kf_f16x8 t2487_ = kf_bitcast<kf_f16x8>(ahi_14_);
+            kf_f16x4 t2488_ = kf_bitcast<kf_f16x4>(bh_14_);
+            kf_f32x4 t2489_ = kf_mma_f16(t2487_, t2488_, t2440_);
+            unsigned t2497_ = flo_2_ + 3u;
+            kf_u32x4 t2498_ = ((kf_u32x4*)tab_)[t2497_];
+            unsigned t2500_ = fhi_2_ + 3u;
+            kf_u32x4 t2501_ = ((kf_u32x4*)tab_)[t2500_];
             unsigned wa_15_ = qb_[1u].v[2];
             unsigned wb_15_ = qb_[3u].v[2];
             unsigned sa_16_ = wa_15_ >> 8u;
             unsigned sb_16_ = wb_15_ >> 8u;
-            unsigned t2596_ = wa_15_ & 983055u;
-            unsigned t2598_ = wb_15_ & 983055u;
-            unsigned t2600_ = sa_16_ & 983055u;
-            unsigned t2602_ = sb_16_ & 983055u;
-            kf_u32x4 alo_15_ = kf_u32x4{{t2596_, t2598_, t2600_, t2602_}};
-            unsigned t2608_ = wa_15_ & 15728880u;
-            unsigned t2610_ = wb_15_ & 15728880u;
-            unsigned t2612_ = sa_16_ & 15728880u;
-            unsigned t2614_ = sb_16_ & 15728880u;
-            kf_u32x4 ahi_15_ = kf_u32x4{{t2608_, t2610_, t2612_, t2614_}};
-            unsigned t2619_ = t2580_.v[0];
-            unsigned t2620_ = t2580_.v[1];
-            kf_u32x2 bl_15_ = kf_u32x2{{t2619_, t2620_}};
-            unsigned t2623_ = t2583_.v[0];
-            unsigned t2624_ = t2583_.v[1];
-            kf_u32x2 bh_15_ = kf_u32x2{{t2623_, t2624_}};
-            kf_f16x8 t2627_ = kf_bitcast<kf_f16x8>(alo_15_);
-            kf_f16x4 t2628_ = kf_bitcast<kf_f16x4>(bl_15_);
-            kf_f32x4 t2629_ = kf_mma_f16(t2627_, t2628_, t2568_);
-            kf_f16x8 t2630_ = kf_bitcast<kf_f16x8>(ahi_15_);
-            kf_f16x4 t2631_ = kf_bitcast<kf_f16x4>(bh_15_);
-            kf_f32x4 t2632_ = kf_mma_f16(t2630_, t2631_, t2571_);
+            unsigned t2514_ = wa_15_ & 983055u;
+            unsigned t2516_ = wb_15_ & 983055u;
+            unsigned t2518_ = sa_16_ & 983055u;
+            unsigned t2520_ = sb_16_ & 983055u;
+            kf_u32x4 alo_15_ = kf_u32x4{{t2514_, t2516_, t2518_, t2520_}};
+            unsigned t2526_ = wa_15_ & 15728880u;
+            unsigned t2528_ = wb_15_ & 15728880u;
+            unsigned t2530_ = sa_16_ & 15728880u;
+            unsigned t2532_ = sb_16_ & 15728880u;
+            kf_u32x4 ahi_15_ = kf_u32x4{{t2526_, t2528_, t2530_, t2532_}};
+            unsigned t2537_ = t2498_.v[0];
+            unsigned t2538_ = t2498_.v[1];
+            kf_u32x2 bl_15_ = kf_u32x2{{t2537_, t2538_}};
+            unsigned t2541_ = t2501_.v[0];
+            unsigned t2542_ = t2501_.v[1];
+            kf_u32x2 bh_15_ = kf_u32x2{{t2541_, t2542_}};
+            kf_f16x8 t2545_ = kf_bitcast<kf_f16x8>(alo_15_);
+            kf_f16x4 t2546_ = kf_bitcast<kf_f16x4>(bl_15_);
+            kf_f32x4 t2547_ = kf_mma_f16(t2545_, t2546_, t2486_);
+            kf_f16x8 t2548_ = kf_bitcast<kf_f16x8>(ahi_15_);
+            kf_f16x4 t2549_ = kf_bitcast<kf_f16x4>(bh_15_);
+            kf_f32x4 t2550_ = kf_mma_f16(t2548_, t2549_, t2489_);
             unsigned wa_16_ = qb_[1u].v[3];
             unsigned wb_16_ = qb_[3u].v[3];
             unsigned sa_17_ = wa_16_ >> 8u;
             unsigned sb_17_ = wb_16_ >> 8u;
-            unsigned t2645_ = wa_16_ & 983055u;
-            unsigned t2647_ = wb_16_ & 983055u;
-            unsigned t2649_ = sa_17_ & 983055u;
-            unsigned t2651_ = sb_17_ & 983055u;
-            kf_u32x4 alo_16_ = kf_u32x4{{t2645_, t2647_, t2649_, t2651_}};
-            unsigned t2657_ = wa_16_ & 15728880u;
-            unsigned t2659_ = wb_16_ & 15728880u;
-            unsigned t2661_ = sa_17_ & 15728880u;
-            unsigned t2663_ = sb_17_ & 15728880u;
-            kf_u32x4 ahi_16_ = kf_u32x4{{t2657_, t2659_, t2661_, t2663_}};
-            unsigned t2668_ = t2580_.v[2];
-            unsigned t2669_ = t2580_.v[3];
-            kf_u32x2 bl_16_ = kf_u32x2{{t2668_, t2669_}};
-            unsigned t2672_ = t2583_.v[2];
-            unsigned t2673_ = t2583_.v[3];
-            kf_u32x2 bh_16_ = kf_u32x2{{t2672_, t2673_}};
-            kf_f16x8 t2676_ = kf_bitcast<kf_f16x8>(alo_16_);
-            kf_f16x4 t2677_ = kf_bitcast<kf_f16x4>(bl_16_);
-            kf_f32x4 t2678_ = kf_mma_f16(t2676_, t2677_, t2629_);
-            kf_f16x8 t2679_ = kf_bitcast<kf_f16x8>(ahi_16_);
-            kf_f16x4 t2680_ = kf_bitcast<kf_f16x4>(bh_16_);
-            kf_f32x4 t2681_ = kf_mma_f16(t2679_, t2680_, t2632_);
+            unsigned t2563_ = wa_16_ & 983055u;
+            unsigned t2565_ = wb_16_ & 983055u;
+            unsigned t2567_ = sa_17_ & 983055u;
+            unsigned t2569_ = sb_17_ & 983055u;
+            kf_u32x4 alo_16_ = kf_u32x4{{t2563_, t2565_, t2567_, t2569_}};
+            unsigned t2575_ = wa_16_ & 15728880u;
+            unsigned t2577_ = wb_16_ & 15728880u;
+            unsigned t2579_ = sa_17_ & 15728880u;
+            unsigned t2581_ = sb_17_ & 15728880u;
+            kf_u32x4 ahi_16_ = kf_u32x4{{t2575_, t2577_, t2579_, t2581_}};
+            unsigned t2586_ = t2498_.v[2];
+            unsigned t2587_ = t2498_.v[3];
+            kf_u32x2 bl_16_ = kf_u32x2{{t2586_, t2587_}};
+            unsigned t2590_ = t2501_.v[2];
+            unsigned t2591_ = t2501_.v[3];
+            kf_u32x2 bh_16_ = kf_u32x2{{t2590_, t2591_}};
+            kf_f16x8 t2594_ = kf_bitcast<kf_f16x8>(alo_16_);
+            kf_f16x4 t2595_ = kf_bitcast<kf_f16x4>(bl_16_);
+            kf_f32x4 t2596_ = kf_mma_f16(t2594_, t2595_, t2547_);
+            kf_f16x8 t2597_ = kf_bitcast<kf_f16x8>(ahi_16_);
+            kf_f16x4 t2598_ = kf_bitcast<kf_f16x4>(bh_16_);
+            kf_f32x4 t2599_ = kf_mma_f16(t2597_, t2598_, t2550_);
             kf_u32x4 h_3_ = hb_[0u];
-            unsigned t2687_ = h_3_.v[1] & 1061109567u;
-            unsigned t2697_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
-            unsigned sc_3_ = kf_shr_u32(((q_9_ < 2u) ? t2687_ : t2697_), ((q_9_ & 1u) << 4u));
-            unsigned t2738_ = h_3_.v[2] & 1061109567u;
-            unsigned t2749_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
-            unsigned mn_3_ = kf_shr_u32(((q_9_ < 2u) ? t2738_ : t2749_), ((q_9_ & 1u) << 4u));
-            unsigned t2758_ = h_3_.v[0];
-            kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2758_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2758_, 0u), 16u))}};
-            float t2763_ = __fadd_rn(t2678_.v[0], t2678_.v[1]);
-            float t2771_ = __fadd_rn(t2681_.v[0], t2681_.v[1]);
+            unsigned t2605_ = h_3_.v[1] & 1061109567u;
+            unsigned t2615_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+            unsigned sc_3_ = kf_shr_u32(((q_9_ < 2u) ? t2605_ : t2615_), ((q_9_ & 1u) << 4u));
+            unsigned t2656_ = h_3_.v[2] & 1061109567u;
+            unsigned t2667_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+            unsigned mn_3_ = kf_shr_u32(((q_9_ < 2u) ? t2656_ : t2667_), ((q_9_ & 1u) << 4u));
+            unsigned t2676_ = h_3_.v[0];
+            kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2676_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2676_, 0u), 16u))}};
+            float t2681_ = __fadd_rn(t2596_.v[0], t2596_.v[1]);
+            float t2689_ = __fadd_rn(t2599_.v[0], t2599_.v[1]);
             unsigned v_18_ = (sc_3_ >> 8u) & 255u;
-            float t2786_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t2704_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_19_ = sc_3_ & 255u;
-            float t_3_ = __fmaf_rn(t2786_, t2771_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f), 16777216.0f), t2763_));
+            float t_3_ = __fmaf_rn(t2704_, t2689_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f), 16777216.0f), t2681_));
             unsigned v_20_ = (mn_3_ >> 8u) & 255u;
-            float t2806_ = __fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f);
-            float t2815_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t2724_ = __fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f);
+            float t2733_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_21_ = mn_3_ & 255u;
-            float u_3_ = __fmaf_rn(t2806_, t2815_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_3_ = __fmaf_rn(t2724_, t2733_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_3_ = __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_3_.v[1])), u_3_));
-            float t2839_ = __fadd_rn(ya_, part_3_);
-            ya_ = t2839_;
+            float t2757_ = __fadd_rn(ya_, part_3_);
+            ya_ = t2757_;
             kf_u32x4 h_4_ = hb_[1u];
-            unsigned t2845_ = h_4_.v[1] & 1061109567u;
-            unsigned t2855_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
-            unsigned sc_4_ = kf_shr_u32(((q_9_ < 2u) ? t2845_ : t2855_), ((q_9_ & 1u) << 4u));
-            unsigned t2896_ = h_4_.v[2] & 1061109567u;
-            unsigned t2907_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
-            unsigned mn_4_ = kf_shr_u32(((q_9_ < 2u) ? t2896_ : t2907_), ((q_9_ & 1u) << 4u));
-            unsigned t2916_ = h_4_.v[0];
-            kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2916_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2916_, 0u), 16u))}};
-            float t2924_ = __fadd_rn(t2678_.v[2], t2678_.v[3]);
-            float t2932_ = __fadd_rn(t2681_.v[2], t2681_.v[3]);
+            unsigned t2763_ = h_4_.v[1] & 1061109567u;
+            unsigned t2773_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
+            unsigned sc_4_ = kf_shr_u32(((q_9_ < 2u) ? t2763_ : t2773_), ((q_9_ & 1u) << 4u));
+            unsigned t2814_ = h_4_.v[2] & 1061109567u;
+            unsigned t2825_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
+            unsigned mn_4_ = kf_shr_u32(((q_9_ < 2u) ? t2814_ : t2825_), ((q_9_ & 1u) << 4u));
+            unsigned t2834_ = h_4_.v[0];
+            kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2834_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2834_, 0u), 16u))}};
+            float t2842_ = __fadd_rn(t2596_.v[2], t2596_.v[3]);
+            float t2850_ = __fadd_rn(t2599_.v[2], t2599_.v[3]);
             unsigned v_22_ = (sc_4_ >> 8u) & 255u;
-            float t2944_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t2862_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_23_ = sc_4_ & 255u;
-            float t_4_ = __fmaf_rn(t2944_, t2932_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f), 16777216.0f), t2924_));
+            float t_4_ = __fmaf_rn(t2862_, t2850_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f), 16777216.0f), t2842_));
             unsigned v_24_ = (mn_4_ >> 8u) & 255u;
-            float t2964_ = __fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f);
-            float t2973_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t2882_ = __fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f);
+            float t2891_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_25_ = mn_4_ & 255u;
-            float u_4_ = __fmaf_rn(t2964_, t2973_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_4_ = __fmaf_rn(t2882_, t2891_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_4_ = __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_4_.v[1])), u_4_));
-            float t2997_ = __fadd_rn(yb_, part_4_);
-            yb_ = t2997_;
-            unsigned t2999_ = ck_ + 1u;
-            ck_ = t2999_;
-            if (t2999_ == nbk_) {
-                float sa_18_ = __fadd_rn(t2839_, kf_shfl_xor(t2839_, 1u, kf_wn));
+            float t2915_ = __fadd_rn(yb_, part_4_);
+            yb_ = t2915_;
+            unsigned t2917_ = ck_ + 1u;
+            ck_ = t2917_;
+            if (t2917_ == nbk_) {
+                float sa_18_ = __fadd_rn(t2757_, kf_shfl_xor(t2757_, 1u, kf_wn));
                 float sa2_2_ = __fadd_rn(sa_18_, kf_shfl_xor(sa_18_, 2u, kf_wn));
-                float sb_18_ = __fadd_rn(t2997_, kf_shfl_xor(t2997_, 1u, kf_wn));
+                float sb_18_ = __fadd_rn(t2915_, kf_shfl_xor(t2915_, 1u, kf_wn));
                 float sb2_2_ = __fadd_rn(sb_18_, kf_shfl_xor(sb_18_, 2u, kf_wn));
-                bool t3014_ = q_9_ == 0u;
-                bool t3015_ = t3014_;
-                if (t3014_) {
-                    t3015_ = ((ct_ << 4u) + g_) < m_;
+                bool t2932_ = q_9_ == 0u;
+                bool t2933_ = t2932_;
+                if (t2932_) {
+                    t2933_ = ((ct_ << 4u) + g_) < m_;
                 }
-                if (t3015_) {
+                if (t2933_) {
                     y_[(ct_ << 4u) + g_] = sa2_2_;
                 }
-                bool t3024_ = q_9_ == 0u;
-                bool t3025_ = t3024_;
-                if (t3024_) {
-                    t3025_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                bool t2942_ = q_9_ == 0u;
+                bool t2943_ = t2942_;
+                if (t2942_) {
+                    t2943_ = (((ct_ << 4u) + g_) + 8u) < m_;
                 }
-                if (t3025_) {
+                if (t2943_) {
                     y_[((ct_ << 4u) + g_) + 8u] = sb2_2_;
                 }
                 ya_ = 0.0f;
@@ -1688,7 +1688,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:541) */
+/* kernel q8_quantize_f32 (q4k.kf:525) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1768,7 +1768,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:557) */
+/* kernel q8_quantize_f16 (q4k.kf:541) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1853,7 +1853,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:1100) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:1084) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2216,7 +2216,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:1106) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:1090) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2579,7 +2579,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1112) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1096) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2942,7 +2942,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1344) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1328) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4202,7 +4202,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1353) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1337) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -5461,7 +5461,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1364) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1348) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -6672,7 +6672,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1373) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1357) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7839,7 +7839,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1402) */
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1386) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
 {

@@ -257,7 +257,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel sdpa_decode_split_simt (sdpa.kf:194) */
+/* kernel sdpa_decode_split_simt (sdpa.kf:193) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -796,7 +796,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     }
 }
 
-/* kernel sdpa_decode_split (sdpa.kf:1025) */
+/* kernel sdpa_decode_split (sdpa.kf:1007) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -1457,7 +1457,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
 }
 
-/* kernel sdpa_decode_split_rope_neox (sdpa.kf:1086) */
+/* kernel sdpa_decode_split_rope_neox (sdpa.kf:1068) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split_rope_neox(const kf_f16* __restrict__ qkv_, const kf_f32x2* __restrict__ cs_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -3115,7 +3115,7 @@ sdpa_decode_split_rope_neox(const kf_f16* __restrict__ qkv_, const kf_f32x2* __r
     }
 }
 
-/* kernel sdpa_decode_split_rope_gptj (sdpa.kf:1093) */
+/* kernel sdpa_decode_split_rope_gptj (sdpa.kf:1075) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split_rope_gptj(const kf_f16* __restrict__ qkv_, const kf_f32x2* __restrict__ cs_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -4566,7 +4566,7 @@ sdpa_decode_split_rope_gptj(const kf_f16* __restrict__ qkv_, const kf_f32x2* __r
     }
 }
 
-/* kernel sdpa_decode_fused (sdpa.kf:1286) */
+/* kernel sdpa_decode_fused (sdpa.kf:1268) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned* __restrict__ cnt_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -5470,7 +5470,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
 }
 
-/* kernel sdpa_decode_fused_q8 (sdpa.kf:1331) */
+/* kernel sdpa_decode_fused_q8 (sdpa.kf:1313) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned* __restrict__ cnt_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -6410,7 +6410,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     }
 }
 
-/* kernel sdpa_decode_combine (sdpa.kf:1399) */
+/* kernel sdpa_decode_combine (sdpa.kf:1381) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ plse_, const unsigned* __restrict__ lens_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned l_, unsigned split_)
 {
