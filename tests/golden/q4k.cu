@@ -301,7 +301,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel q4k_gemv_simt (q4k.kf:213) */
+/* kernel q4k_gemv_simt (q4k.kf:212) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -718,7 +718,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     }
 }
 
-/* kernel q4k_gemv (q4k.kf:380) */
+/* kernel q4k_gemv (q4k.kf:379) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1688,7 +1688,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:525) */
+/* kernel q8_quantize_f32 (q4k.kf:524) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1768,7 +1768,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:541) */
+/* kernel q8_quantize_f16 (q4k.kf:540) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1853,7 +1853,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:1084) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:1080) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2216,7 +2216,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:1090) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:1086) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2579,7 +2579,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1096) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1092) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2942,7 +2942,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1328) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1324) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4202,7 +4202,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1337) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1333) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -5461,7 +5461,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1348) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1344) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -6672,7 +6672,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1357) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1353) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7839,7 +7839,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1386) */
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1382) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
 {
