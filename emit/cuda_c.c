@@ -233,11 +233,13 @@ static const kf_ir_ins *only_def(const void *ctx, kf_val v)
     return w->v[v].ndefs == 1 ? &w->k->ins[w->v[v].def] : NULL;
 }
 
-/* Whether a float min, max or clamp has a constant -0.0 operand: as
- * compares and selects, as on the PTX path (ir.h kf_ir_is_negzero). */
+/* Whether a float min, max or clamp has a constant -0.0 operand, or is a
+ * max(min(x, c), 0.0): as compares and selects, as on the PTX path (ir.h
+ * kf_ir_is_negzero, kf_ir_is_min_then_zero). */
 static bool negzero_operand(const kw *w, const kf_ir_ins *in)
 {
     if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX && in->sub != KF_BI_CLAMP) return false;
+    if (kf_ir_is_min_then_zero(w->k, in, only_def, w)) return true;
     for (int a = 0; a < 3; a++)
         if (kf_ir_is_negzero(w->k, in->a[a], only_def, w)) return true;
     return false;

@@ -27,6 +27,10 @@
  *     is dead became a compare of one operand with zero (DSETP.EQ RZ), so
  *     the low word of clamp(x, -inf, inf) was 0 (kforge compares and
  *     selects; NVVM's libdevice has none in the modules kforge makes);
+ *   - max.f32 of an immediate zero (+0 or -0) and a register last written
+ *     by a min.f32 with an immediate: made a saturate (FADD.SAT), which
+ *     gives +0 for a NaN x in max(min(x, 1.0), 0.0) where min gives 1.0
+ *     (kforge, and its CUDA-C's kf_fmax_z, compare and select);
  *   - a cvt from u32 to a float of a register last written by a sign
  *     extension into u32 (cvt.u32.s8, cvt.u32.s16): for a byte of a vector
  *     load it became I2F.S8 / I2F.BF16.S8 of the byte, a signed conversion
@@ -61,7 +65,8 @@
 
 typedef struct {
     char reg[32][24];   /* the last 32 registers written by an instruction of interest (kind) */
-    char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32), 's' (sign-extended into u32), 'b' / 'c'
+    char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32), 's' (sign-extended into u32), 'n' (min.f32
+                           with an immediate), 'b' / 'c'
                            (an unsigned / signed byte lane of a vector load), 'm' (a lane its mask calls unused) */
     unsigned next;
     unsigned long long mask;   /* the used_bytes_mask of the next instruction, when has_mask */
@@ -188,6 +193,25 @@ static inline bool hz_abs_vs_nonpositive(const ptx_half_regs *h, const char *ins
     return false;
 }
 
+/* Whether operand text x (after spaces) is an f32 immediate: 0fXXXXXXXX. */
+static inline bool hz_f32_imm(const char *x, bool zero_only)
+{
+    x += strspn(x, " \t");
+    if (strncmp(x, "0f", 2) && strncmp(x, "0F", 2)) return false;
+    if (strspn(x + 2, "0123456789abcdefABCDEF") != 8) return false;
+    return !zero_only || !strncmp(x + 3, "0000000", 7) || !strncmp(x + 2, "80000000", 8);
+}
+
+/* max.f32 d, a, b with one of a, b an immediate zero and the other a
+ * register h holds as a min.f32 with an immediate ('n'). */
+static inline bool hz_sat_max(const ptx_half_regs *h, const char *operands)
+{
+    char a[24] = "", b[24] = "";
+    const char *c = strchr(operands, ',');
+    if (!c || sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) != 2) return false;
+    return (hz_f32_imm(b, true) && hz_holds(h, a, 'n')) || (hz_f32_imm(a, true) && hz_holds(h, b, 'n'));
+}
+
 /* The n-th '.'-separated part of opcode op, counted from its end (0: last). */
 static inline void hz_part(const char *op, int from_end, char *out, size_t cap)
 {
@@ -239,6 +263,8 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     bool minmax = !strncmp(op, "min.", 4) || !strncmp(op, "max.", 4);
     if (minmax && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
+    if (!strcmp(op, "max.f32") && hz_sat_max(h, operands))
+        return "max.f32 of zero and a min.f32 with a constant (ptxas makes it a saturate: NaN gives +0)";
     if (minmax && !strcmp(at, "f64"))
         return "f64 min/max (ptxas compares with zero when only the low word is used)";
     if (minmax && (!strcmp(at, "u16") || !strcmp(at, "s16")))
@@ -278,6 +304,10 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     hz_written(h, op, operands);
     if (d[0] != '%' && !isalpha((unsigned char)d[0])) return NULL;
     bool abs32 = !strncmp(op, "abs.", 4) && !strcmp(at, "f32");
+    if (!strcmp(op, "min.f32")) {
+        const char *c = strchr(operands, ','), *c2 = c ? strchr(c + 1, ',') : NULL;
+        if (c && c2 && (hz_f32_imm(c + 1, false) || hz_f32_imm(c2 + 1, false))) hz_remember(h, d, 'n');
+    }
     bool sext = cvt && !strcmp(dt, "u32") && (!strcmp(at, "s8") || !strcmp(at, "s16"));
     if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32 || sext)
         hz_remember(h, d, abs32 ? 'a' : sext ? 's' : 'h');

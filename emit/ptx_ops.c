@@ -1113,7 +1113,7 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
         emit_packed(cx, in, bi, true);
         return;
     }
-    cx->minmax_negzero = false;
+    cx->minmax_negzero = kf_ir_is_min_then_zero(cx->k, in, only_def, cx);
     for (int k = 0; k < 3 && (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP); k++)
         cx->minmax_negzero |= kf_ir_is_negzero(cx->k, in->a[k], only_def, cx);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {

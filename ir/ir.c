@@ -84,17 +84,40 @@ void kf_ir_feed_flags(const kf_ir_kernel *k, uint8_t *flags, uint8_t *tmp)
     }
 }
 
+/* The definition v comes from through up to 8 copies (MOV, SPLAT), or NULL. */
+static const kf_ir_ins *source_def(kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx)
+{
+    for (int hop = 0; hop < 8 && v; hop++) {
+        const kf_ir_ins *d = def(ctx, v);
+        if (!d || (d->op != KF_IR_MOV && d->op != KF_IR_SPLAT)) return d;
+        v = d->a[0];
+    }
+    return NULL;
+}
+
 bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
                       const void *ctx)
 {
     if (!v || v >= k->nvals || kf_scalar_class[k->vals[v].type.scalar] != 'f') return false;
     kf_scalar s = (kf_scalar)k->vals[v].type.scalar;
-    for (int hop = 0; hop < 8 && v; hop++) {
-        const kf_ir_ins *d = def(ctx, v);
-        if (!d) return false;
-        if (d->op == KF_IR_CONST) return (d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1);
-        if (d->op != KF_IR_MOV && d->op != KF_IR_SPLAT) return false;
-        v = d->a[0];
+    const kf_ir_ins *d = source_def(v, def, ctx);
+    return d && d->op == KF_IR_CONST && (d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1);
+}
+
+bool kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
+                            const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx)
+{
+    if (in->op != KF_IR_MATH || in->sub != KF_BI_MAX || !in->a[0] || !in->a[1] || in->a[0] >= k->nvals ||
+        k->vals[in->a[0]].type.scalar != KF_S_F32)
+        return false;
+    for (int a = 0; a < 2; a++) {
+        const kf_ir_ins *z = source_def(in->a[a], def, ctx), *m = source_def(in->a[1 - a], def, ctx);
+        if (!z || z->op != KF_IR_CONST || (z->imm & 0x7fffffffu) != 0) continue;
+        if (!m || m->op != KF_IR_MATH || m->sub != KF_BI_MIN) continue;
+        for (int b = 0; b < 2; b++) {
+            const kf_ir_ins *c = source_def(m->a[b], def, ctx);
+            if (c && c->op == KF_IR_CONST) return true;
+        }
     }
     return false;
 }

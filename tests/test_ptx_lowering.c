@@ -351,6 +351,14 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_non_null(ptx_hazard("\tabs.f32 %f57, %f56;\n\tsetp.ge.f32 %p1, %f57, 0f00000000;\n", why, sizeof why));
     assert_null(ptx_hazard("\tabs.f32 %f1, %f3;\n\tsetp.lt.f32 %p3, %f1, 0f4086232B;\n", why, sizeof why));
     assert_null(ptx_hazard("\tand.b32 %f57, %f56, 0x7FFFFFFF;\n\tsetp.lt.f32 %p13, 0fBF800000, %f57;\n", why, sizeof why));
+    /* max(min(x, 1.0), 0.0): a saturate to ptxas (seed 3503 program 2775); not min(max(x, 0.0), 1.0) */
+    assert_non_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f2, 0f00000000;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmin.f32 %f2, 0f3F000000, %f1;\n\tmax.f32 %f3, 0f80000000, %f2;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmax.f32 %f2, %f1, 0f00000000;\n\tmin.f32 %f3, %f2, 0f3F800000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, %f4;\n\tmax.f32 %f3, %f2, 0f00000000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f2, 0f3F000000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmov.f32 %f2, %f5;\n\tmax.f32 %f3, %f2, 0f00000000;\n",
+                           why, sizeof why));   /* rewritten before the max */
     assert_non_null(ptx_hazard("\tmax.u16 %rs19, %rs18, 8192;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmin.s16 %rs3, %rs1, %rs2;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmax.u32 %r6, %r5, 8192;\n\tmin.s64 %rd1, %rd2, %rd3;\n", why, sizeof why));

@@ -855,27 +855,65 @@ static void ref_regress_sub_minmax(ref_ctx *r)
 static double pmin(double a, double b) { return ptx_minmax(a, b, 0); }
 static double pmax(double a, double b) { return ptx_minmax(a, b, 1); }
 
+/* The buffers of the f32 min/max bound kernels: x in; o (6 a thread), v
+ * (f32x4), h (f16, 2 a thread) out. */
+typedef struct {
+    size_t n, nx, no, nv, nh;
+    float *x, *o, *v;
+    uint16_t *h;
+} bound_bufs;
+
+static bound_bufs bound_in(ref_ctx *r)
+{
+    bound_bufs b = {.n = (size_t)in_num(r, "n")};
+    b.x = in_buf(r, "x", KF_S_F32, 1, &b.nx);
+    b.o = in_buf(r, "o", KF_S_F32, 1, &b.no);
+    b.v = in_buf(r, "v", KF_S_F32, 4, &b.nv);
+    b.h = in_buf(r, "h", KF_S_F16, 1, &b.nh);
+    return b;
+}
+
+static void bound_out(ref_ctx *r, bound_bufs *b)
+{
+    out_free(r, "o", KF_S_F32, b->o, b->no);
+    out_free(r, "v", KF_S_F32, b->v, 4 * b->nv);
+    out_free(r, "h", KF_S_F16, b->h, b->nh);
+    free(b->x);
+}
+
 static void ref_regress_negzero_bound(ref_ctx *r)
 {
-    size_t n = (size_t)in_num(r, "n"), nx, no, nv, nh;
-    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
-    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
-    float *v = in_buf(r, "v", KF_S_F32, 4, &nv);
-    uint16_t *h = in_buf(r, "h", KF_S_F16, 1, &nh);
-    for (size_t t = 0; t < n && t < nx; t++) {
-        double a = x[t], nz = -0.0;
+    bound_bufs b = bound_in(r);
+    for (size_t t = 0; t < b.n && t < b.nx; t++) {
+        double a = b.x[t], nz = -0.0;
         double q[6] = {pmin(pmax(a, nz), 1.0), pmax(a, nz), pmin(a, nz), pmin(pmax(a, -1.0), nz),
                        pmin(pmax(a, nz), 1.0), pmax(pmin(a, 1.0), nz)};
-        for (size_t k = 0; k < 6 && 6 * t + k < no; k++) o[6 * t + k] = (float)q[k];
-        float l[4] = {x[t], -x[t], x[t] * 0.0f, x[t] / 0.0f * 0.0f};
-        for (size_t k = 0; k < 4 && t < nv; k++) v[4 * t + k] = (float)pmin(pmax(l[k], nz), 1.0);
-        double b = kf_ref_rf16(a);
-        if (2 * t + 1 < nh) h[2 * t] = kf_ref_f16_bits(pmin(pmax(b, nz), 1.0)), h[2 * t + 1] = kf_ref_f16_bits(pmax(b, nz));
+        for (size_t k = 0; k < 6 && 6 * t + k < b.no; k++) b.o[6 * t + k] = (float)q[k];
+        float l[4] = {b.x[t], -b.x[t], b.x[t] * 0.0f, b.x[t] / 0.0f * 0.0f};
+        for (size_t k = 0; k < 4 && t < b.nv; k++) b.v[4 * t + k] = (float)pmin(pmax(l[k], nz), 1.0);
+        double h = kf_ref_rf16(a);
+        if (2 * t + 1 < b.nh) b.h[2 * t] = kf_ref_f16_bits(pmin(pmax(h, nz), 1.0)), b.h[2 * t + 1] = kf_ref_f16_bits(pmax(h, nz));
     }
-    out_free(r, "o", KF_S_F32, o, no);
-    out_free(r, "v", KF_S_F32, v, 4 * nv);
-    out_free(r, "h", KF_S_F16, h, nh);
-    free(x);
+    bound_out(r, &b);
+}
+
+/* ---- max(min(x, c), 0.0), NaN included ---------------------------------------------- */
+
+static void ref_regress_min_then_zero(ref_ctx *r)
+{
+    bound_bufs b = bound_in(r);
+    for (size_t t = 0; t < b.n && t < b.nx; t++) {
+        double a = b.x[t], q = NAN, a4 = (double)(b.x[t] * 4.0f);
+        double e[6] = {pmax(pmin(q, 1.0), 0.0), pmax(0.0, pmin(1.0, a4)), pmax(pmin(q, 0.5), 0.0),
+                       pmax(pmin(t % 2 == 0 ? q : a4, 1.0), 0.0), pmin(pmax(q, 0.0), 1.0), pmax(pmin(a4, 1.0), 0.0)};
+        for (size_t k = 0; k < 6 && 6 * t + k < b.no; k++) b.o[6 * t + k] = (float)e[k];
+        double l[4] = {a4, (double)(-b.x[t] * 4.0f), q, a};
+        for (size_t k = 0; k < 4 && t < b.nv; k++) b.v[4 * t + k] = (float)pmax(pmin(l[k], 1.0), 0.0);
+        double h4 = kf_ref_rf16(kf_ref_rf16(a) * 4.0);   /* f16 times 4: exact, then rounded as f16 */
+        if (2 * t + 1 < b.nh)
+            b.h[2 * t] = kf_ref_f16_bits(pmax(pmin(q, 1.0), 0.0)), b.h[2 * t + 1] = kf_ref_f16_bits(pmax(pmin(h4, 1.0), 0.0));
+    }
+    bound_out(r, &b);
 }
 
 /* ---- i16 and u8 views of one shared word, in a loop --------------------------------- */
@@ -923,7 +961,7 @@ static void ref_regress_narrow_view_mix(ref_ctx *r)
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
-    {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, \
+    {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, {"regress_min_then_zero", ref_regress_min_then_zero}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
     {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
     {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes}, \
