@@ -487,6 +487,24 @@ static void test_dep_wait_keeps_early_loads_before_the_wait_in_sass(void **st)
     free(sass);
 }
 
+/* kernels/features/prefetch.kf: on sm_90 each prefetch_l2 is the bulk L2
+ * prefetch UBLKPF.L2 (H200 SASS, 2026-12-05), none is a load, and sm_80
+ * has none. */
+static void test_prefetch_l2_is_a_bulk_prefetch_in_sass(void **st)
+{
+    char *sass = sass_of_file("kernels/features/prefetch.kf", 90);
+    size_t n;
+    const char *f = sass_function(sass, "prefetch_next", &n);
+    if (sass_at(f, n, "UBLKPF.L2") >= n) fail_msg("prefetch_next: no UBLKPF.L2 on sm_90");
+    f = sass_function(sass, "prefetch_past_end", &n);
+    if (sass_at(f, n, "UBLKPF.L2") >= n) fail_msg("prefetch_past_end: no UBLKPF.L2 on sm_90");
+    free(sass);
+    sass = sass_of_file("kernels/features/prefetch.kf", 80);
+    if (strstr(sass, "UBLKPF")) fail_msg("sm_80 SASS has a bulk prefetch");
+    free(sass);
+    (void)st;
+}
+
 /* kernels/tc_gemv.kf on sm_90: the weights stream in as 16-byte loads
  * (LDG.E.128) straight into the HMMA (f16, bf16) and IMMA (Q4_K nibbles as
  * u8 times 8-bit X) fragments, and nothing goes through local memory. */
@@ -565,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads),
         cmocka_unit_test(test_fence_is_a_gpu_membar_in_sass),
         cmocka_unit_test(test_dep_wait_keeps_early_loads_before_the_wait_in_sass),
+        cmocka_unit_test(test_prefetch_l2_is_a_bulk_prefetch_in_sass),
         cmocka_unit_test(test_library_kernels_wait_before_any_memory_access_in_sass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
