@@ -233,13 +233,11 @@ static const kf_ir_ins *only_def(const void *ctx, kf_val v)
     return w->v[v].ndefs == 1 ? &w->k->ins[w->v[v].def] : NULL;
 }
 
-/* Whether a float min, max or clamp has a constant -0.0 operand, or is a
- * max(min(x, c), 0.0): as compares and selects, as on the PTX path (ir.h
- * kf_ir_is_negzero, kf_ir_is_min_then_zero). */
+/* Whether a float min, max or clamp has a constant -0.0 operand: as
+ * compares and selects, as on the PTX path (ir.h kf_ir_is_negzero). */
 static bool negzero_operand(const kw *w, const kf_ir_ins *in)
 {
     if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX && in->sub != KF_BI_CLAMP) return false;
-    if (kf_ir_is_min_then_zero(w->k, in, only_def, w)) return true;
     for (int a = 0; a < 3; a++)
         if (kf_ir_is_negzero(w->k, in->a[a], only_def, w)) return true;
     return false;
@@ -273,6 +271,12 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
         const char *x[3] = {NULL, NULL, NULL};
         for (int a = 0; a < 3; a++)
             if (in->a[a]) x[a] = lane(w, in->a[a], l);
+        bool nz = false;
+        int mi = kf_ir_is_min_then_zero(w->k, in, only_def, w, &nz);
+        if (mi >= 0) {   /* max(min(x, c), 0.0) on its bits (ir.h kf_ir_is_min_then_zero) */
+            kf_cu_need(w->c, KF_CU_H_DMINMAX);
+            return kf_cu_str(w->c, "kf_max0_bits%s(%s, %s)", nz ? "_n" : "", lane(w, in->a[mi], l), x[1 - mi]);
+        }
         return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x,
                           kf_scalar_class[sa] != 'f' ? opaque_minmax(w, in) : negzero_operand(w, in));
     }

@@ -365,11 +365,11 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "/* f64 min/max as compares and selects, not fmin/fmax (min.f64/max.f64): ptxas 13\n"
         "   takes a DSETP.MIN/MAX whose high word is dead after a loop for a compare with zero\n"
         "   (difftest seed 2200 program 2890); and f32 min/max beside a constant -0.0 (kf_fmin_z,\n"
-        "   kf_fmax_z): the H200 gave +0 for clamp(x, -0.0, 1.0) of x <= -0; and an f32 max of\n"
-        "   zero and a min with a constant, which ptxas makes a saturate (NaN: +0, not the\n"
-        "   min's constant; difftest seed 3503 program 2775). A NaN operand gives\n"
+        "   kf_fmax_z): the H200 gave +0 for clamp(x, -0.0, 1.0) of x <= -0. A NaN operand gives\n"
         "   the other; equal operands (+0, -0) their bits or'd (min: -0) or and'd (max: +0):\n"
-        "   PTX min/max, as the PTX back end */\n"
+        "   PTX min/max, as the PTX back end. kf_max0_bits(_n)(m, zero): max(m, +0 (-0)) of an m that\n"
+        "   is never NaN (a min with a constant), on its bits: ptxas makes max(min(x, 1.0), 0.0)\n"
+        "   a saturate, +0 for a NaN x (difftest seed 3503 program 2775) */\n"
         "#define KF_XMINMAX(name, t, f, w, c, cmp, op) \\\n"
         "    __device__ __forceinline__ t name(t a, t b) \\\n"
         "    { \\\n"
@@ -384,7 +384,9 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "KF_XMINMAX(kf_dmax, double, \"f64\", \"b64\", \"d\", \"gt\", \"and\")\n"
         "KF_XMINMAX(kf_fmin_z, float, \"f32\", \"b32\", \"f\", \"lt\", \"or\")\n"
         "KF_XMINMAX(kf_fmax_z, float, \"f32\", \"b32\", \"f\", \"gt\", \"and\")\n"
-        "#undef KF_XMINMAX\n",
+        "#undef KF_XMINMAX\n"
+        "__device__ __forceinline__ float kf_max0_bits(float m, float) { float r; asm(\"{ .reg .b32 x, s; mov.b32 x, %1; shr.s32 s, x, 31; not.b32 s, s; and.b32 x, x, s; mov.b32 %0, x; }\" : \"=f\"(r) : \"f\"(m)); return r; }\n"
+        "__device__ __forceinline__ float kf_max0_bits_n(float m, float) { float r; asm(\"{ .reg .b32 x, s, t; mov.b32 x, %1; shr.s32 s, x, 31; and.b32 t, s, -2147483648; not.b32 s, s; and.b32 x, x, s; or.b32 x, x, t; mov.b32 %0, x; }\" : \"=f\"(r) : \"f\"(m)); return r; }\n",
     [KF_CU_H_IMINMAX] =
         "/* Integer min/max in PTX that NVVM does not see into, for a clamp and a min or max\n"
         "   of a min, max or select: NVVM 13.0 never finishes compiling min(max(0u - y, 0u - x),\n"

@@ -30,7 +30,8 @@
  *   - max.f32 of an immediate zero (+0 or -0) and a register last written
  *     by a min.f32 with an immediate: made a saturate (FADD.SAT), which
  *     gives +0 for a NaN x in max(min(x, 1.0), 0.0) where min gives 1.0
- *     (kforge, and its CUDA-C's kf_fmax_z, compare and select);
+ *     (ptxas makes it from setp/selp too; kforge and its CUDA-C's
+ *     kf_max0_bits write that max in integer operations on the min's bits);
  *   - a cvt from u32 to a float of a register last written by a sign
  *     extension into u32 (cvt.u32.s8, cvt.u32.s16): for a byte of a vector
  *     load it became I2F.S8 / I2F.BF16.S8 of the byte, a signed conversion

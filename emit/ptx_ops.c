@@ -1104,6 +1104,26 @@ static const kf_ir_ins *only_def(const void *ctx, kf_val v)
     return v < cx->k->nvals && cx->def1[v] >= 0 ? &cx->k->ins[cx->def1[v]] : NULL;
 }
 
+/* d = max(m, +0 or -0) for an f32 m that is never NaN (a min with a
+ * constant: ir.h kf_ir_is_min_then_zero), in integer operations, since
+ * ptxas 13 makes max(min(x, 1.0), 0.0) a saturate that is +0 for a NaN x:
+ * the zero where m's sign bit is set (m <= -0; max(-0, +0) is +0), m where
+ * it is clear. */
+static void max_of_min_and_zero(ptx_cx *cx, const char *d, const char *m, bool negzero)
+{
+    preg x = kf_ptx_tmp(cx, PTX_RC_R), s = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "mov.b32 %s, %s", x.s, m);
+    kf_ptx_ins(cx, "shr.s32 %s, %s, 31", s.s, x.s);
+    kf_ptx_ins(cx, "not.b32 %s, %s", s.s, s.s);
+    kf_ptx_ins(cx, "and.b32 %s, %s, %s", x.s, x.s, s.s);
+    if (negzero) {
+        kf_ptx_ins(cx, "not.b32 %s, %s", s.s, s.s);
+        kf_ptx_ins(cx, "and.b32 %s, %s, -2147483648", s.s, s.s);
+        kf_ptx_ins(cx, "or.b32 %s, %s, %s", x.s, x.s, s.s);
+    }
+    kf_ptx_ins(cx, "mov.b32 %s, %s", d, x.s);
+}
+
 static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_builtin bi = (kf_builtin)in->sub;
@@ -1113,15 +1133,18 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
         emit_packed(cx, in, bi, true);
         return;
     }
-    cx->minmax_negzero = kf_ir_is_min_then_zero(cx->k, in, only_def, cx);
+    cx->minmax_negzero = false;
     for (int k = 0; k < 3 && (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP); k++)
         cx->minmax_negzero |= kf_ir_is_negzero(cx->k, in->a[k], only_def, cx);
+    bool nz = false;
+    int mi = kf_ir_is_min_then_zero(cx->k, in, only_def, cx, &nz);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         bool imm = !is_half(s) && bi != KF_BI_CDIV && bi != KF_BI_FAST_DIV;
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
         preg b = !in->a[1] ? a : imm ? kf_ptx_opnd(cx, in->a[1], l) : kf_ptx_reg(cx, in->a[1], l);
         preg c = !in->a[2] ? a : imm ? kf_ptx_opnd(cx, in->a[2], l) : kf_ptx_reg(cx, in->a[2], l);
-        if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
+        if (mi >= 0) max_of_min_and_zero(cx, d.s, kf_ptx_reg(cx, in->a[mi], l).s, nz);
+        else if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }
 }

@@ -104,22 +104,24 @@ bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(c
     return d && d->op == KF_IR_CONST && (d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1);
 }
 
-bool kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
-                            const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx)
+int kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
+                           const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx, bool *negzero)
 {
     if (in->op != KF_IR_MATH || in->sub != KF_BI_MAX || !in->a[0] || !in->a[1] || in->a[0] >= k->nvals ||
         k->vals[in->a[0]].type.scalar != KF_S_F32)
-        return false;
+        return -1;
     for (int a = 0; a < 2; a++) {
         const kf_ir_ins *z = source_def(in->a[a], def, ctx), *m = source_def(in->a[1 - a], def, ctx);
         if (!z || z->op != KF_IR_CONST || (z->imm & 0x7fffffffu) != 0) continue;
         if (!m || m->op != KF_IR_MATH || m->sub != KF_BI_MIN) continue;
         for (int b = 0; b < 2; b++) {
             const kf_ir_ins *c = source_def(m->a[b], def, ctx);
-            if (c && c->op == KF_IR_CONST) return true;
+            if (!c || c->op != KF_IR_CONST || ((uint32_t)c->imm & 0x7fffffffu) > 0x7f800000u) continue;   /* not NaN */
+            *negzero = ((uint32_t)z->imm >> 31) != 0;
+            return 1 - a;
         }
     }
-    return false;
+    return -1;
 }
 
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)

@@ -254,13 +254,17 @@ uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
  * and NaN (H200 SASS, 2026-12-03). */
 bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
                       const void *ctx);
-/* Whether in is an f32 max of a constant zero (either sign) and a min with
- * a constant: max(min(x, 1.0), 0.0). ptxas 13 makes that FADD.SAT as it
- * does min(max(x, 0.0), 1.0), and a saturate gives +0 for x = NaN where
- * the min gives 1.0 (difftest seed 3503 program 2775, H200 2026-12-05).
- * The back ends write such a max as compares and selects, as beside -0.0. */
-bool kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
-                            const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx);
+/* Whether in is an f32 max of a constant zero (either sign: *negzero) and
+ * a min with a constant other than NaN, max(min(x, 1.0), 0.0): the operand
+ * index (0 or 1) of that min, else -1. ptxas 13 makes the chain FADD.SAT
+ * (H200 SASS), which gives +0 for x = NaN where min gives 1.0 (difftest
+ * seed 3503 program 2775, 2026-12-05), from compares and selects as well
+ * (the same day's SASS: FADD.SAT from setp/selp). The min's value is never
+ * NaN, so the back ends write the max in integer operations on its bits,
+ * which ptxas does not read as a float max: +0 (or -0) where the sign bit
+ * is set, the value where it is clear. */
+int kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
+                           const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx, bool *negzero);
 /* The parameter buffer value v is (PARAM), or views or copies of it
  * (VIEW, MOV), or UINT32_MAX. */
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v);

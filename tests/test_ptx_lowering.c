@@ -1165,6 +1165,23 @@ static void test_prefetch_l2_is_one_bulk_prefetch_of_whole_chunks(void **st)
     (void)st;
 }
 
+/* max(min(x, c), 0.0) in f32 (seed 3503 program 2775): no max.f32 for
+ * ptxas to make a saturate of (it did from setp/selp too), but the min's
+ * bits with the sign bit's zero; -0.0 puts that sign back. min(max()) and
+ * a max with a non-zero constant stay max.f32. */
+static void test_max_of_min_and_zero_is_on_the_bits(void **st)
+{
+    char *p = emit_kf("kernel k(x: &[f32], o: &mut [f32]) {\n    o[0] = max(min(x[0], 1.0), 0.0);\n"
+                      "    o[1] = max(-0.0, min(0.5, x[1]));\n    o[2] = min(max(x[2], 0.0), 1.0);\n"
+                      "    o[3] = max(min(x[3], 1.0), 0.25);\n}\n", 90);
+    assert_int_equal(count_of(p, "shr.s32 "), 2);
+    assert_int_equal(count_of(p, ", -2147483648;"), 1);
+    assert_int_equal(count_of(p, "max.f32 "), 2);   /* o[2]'s and o[3]'s */
+    assert_int_equal(count_of(p, "min.f32 "), 4);
+    free(p);
+    (void)st;
+}
+
 /* Issue 7, difftest seed 10 program 8746: a 16- or 8-bit cut of a word is
  * masked by and.b32 before cvt.u16.u32, since ptxas 13 drops the
  * zero-extension of a bare cvt.u16.u32 / cvt.u32.u16 pair when the word is
@@ -1389,6 +1406,7 @@ int main(void)
         cmocka_unit_test(test_early_return_is_predicated_ret),
         cmocka_unit_test(test_packed_half_pairs),
         cmocka_unit_test(test_prefetch_l2_is_one_bulk_prefetch_of_whole_chunks),
+        cmocka_unit_test(test_max_of_min_and_zero_is_on_the_bits),
         cmocka_unit_test(test_packed_mul_add_is_not_fused),
         cmocka_unit_test(test_integer_and_fast_helpers),
         cmocka_unit_test(test_bitfield_range_inside),
