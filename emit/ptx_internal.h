@@ -70,7 +70,11 @@
  * a + (~b + 1) where b is not a constant); u32 -> bf16 of a sign-extended
  * byte (I2F.BF16.S8: the halves, as for the other floats); and an and/shr
  * of the bits of a cvt to f16/bf16 packed into a 16-bit vector store (the
- * bits come from a word holding the half twice). */
+ * bits come from a word holding the half twice). Found by the H200 run of
+ * 2026-12-05: an f32 max of a constant zero and a min with a constant,
+ * max(min(x, 1.0), 0.0), made FADD.SAT, +0 for a NaN x where the chain is
+ * 1.0 (also from setp/selp: the max is integer operations on the min's
+ * bits, ptx_ops.c max_of_min_and_zero; not yet run on the H200). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \
