@@ -275,7 +275,7 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
         int mi = kf_ir_is_min_then_zero(w->k, in, only_def, w, &nz);
         if (mi >= 0) {   /* max(min(x, c), 0.0) on its bits (ir.h kf_ir_is_min_then_zero) */
             kf_cu_need(w->c, KF_CU_H_DMINMAX);
-            return kf_cu_str(w->c, "kf_max0_bits%s(%s, %s)", nz ? "_n" : "", lane(w, in->a[mi], l), x[1 - mi]);
+            return kf_cu_str(w->c, "kf_max0_bits%s(%s, %s)", nz ? "_n" : "", x[mi], x[1 - mi]);
         }
         return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x,
                           kf_scalar_class[sa] != 'f' ? opaque_minmax(w, in) : negzero_operand(w, in));

@@ -1143,7 +1143,7 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
         preg b = !in->a[1] ? a : imm ? kf_ptx_opnd(cx, in->a[1], l) : kf_ptx_reg(cx, in->a[1], l);
         preg c = !in->a[2] ? a : imm ? kf_ptx_opnd(cx, in->a[2], l) : kf_ptx_reg(cx, in->a[2], l);
-        if (mi >= 0) max_of_min_and_zero(cx, d.s, kf_ptx_reg(cx, in->a[mi], l).s, nz);
+        if (mi >= 0) max_of_min_and_zero(cx, d.s, mi ? b.s : a.s, nz);
         else if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }

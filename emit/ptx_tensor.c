@@ -134,7 +134,7 @@ static void emit_cp_async(ptx_cx *cx, const kf_ir_ins *in)
  * sm_90 nothing. */
 static void emit_prefetch(ptx_cx *cx, const kf_ir_ins *in)
 {
-    if ((cx->o->arch ? cx->o->arch : 90) < 90) return;
+    if (cx->o->arch < 90) return;
     preg base = kf_ptx_reg(cx, in->a[0], 0), lo = kf_ptx_tmp(cx, PTX_RC_RD), hi = kf_ptx_tmp(cx, PTX_RC_RD);
     preg sz = kf_ptx_tmp(cx, PTX_RC_RD), sz32 = kf_ptx_tmp(cx, PTX_RC_R), p = kf_ptx_tmp(cx, PTX_RC_P);
     kf_ptx_ins(cx, "add.s64 %s, %s, %s", lo.s, base.s, kf_ptx_opnd(cx, in->a[1], 0).s);

@@ -584,7 +584,7 @@ static kf_type param_hint(kf_sema *s, kf_node *n, kf_builtin bi, unsigned i, kf_
     kf_type ctx = s->hint_node == n ? s->hint : kf_type_void(), u32 = kf_type_scalar(KF_S_U32);
     if (bi >= KF_BI_SHFL && bi <= KF_BI_SHFL_DOWN) return i == 0 ? ctx : u32;
     if (bi >= KF_BI_WARP_SUM && bi <= KF_BI_WARP_MIN) return ctx;
-    if (bi == KF_BI_PRMT) return u32;
+    if (bi == KF_BI_PRMT || bi == KF_BI_PREFETCH_L2) return u32;   /* prefetch_l2: its count (2) */
     if (bi == KF_BI_DOT4 && i == 2) return kf_type_scalar(KF_S_I32);
     if (bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS && i >= 2 && a[0]->type.kind == KF_TK_BUFFER)
         return kf_type_elem(a[0]->type);
@@ -610,9 +610,7 @@ static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsig
     for (unsigned i = 0; i < na; i++) {
         if (bi == KF_BI_BITCAST && i == 0 && a[i]->kind == KF_N_TYPE) continue;
         if ((atomic || copy || pf) && (i == 1 || (copy && i == 3))) continue; /* checked as an index */
-        if (takes_array(bi, i) || (copy && i == 2) || ((atomic || pf) && i == 0))
-            kf_sema_value_let(s, a[i], kf_type_void());
-        else if (pf) kf_sema_value_hint(s, a[i], kf_type_scalar(KF_S_U32), false);
+        if (takes_array(bi, i) || (copy && i == 2) || ((atomic || pf) && i == 0)) kf_sema_value_let(s, a[i], kf_type_void());
         else kf_sema_value_hint(s, a[i], param_hint(s, n, bi, i, a), atomic && i == 0);
     }
 }
