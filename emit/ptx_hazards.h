@@ -194,13 +194,14 @@ static inline bool hz_abs_vs_nonpositive(const ptx_half_regs *h, const char *ins
     return false;
 }
 
-/* Whether operand text x (after spaces) is an f32 immediate: 0fXXXXXXXX. */
+/* Whether operand text x (after spaces) is an f32 immediate, 0fXXXXXXXX
+ * (zero_only: +0 or -0, 0f00000000 or 0f80000000). */
 static inline bool hz_f32_imm(const char *x, bool zero_only)
 {
     x += strspn(x, " \t");
     if (strncmp(x, "0f", 2) && strncmp(x, "0F", 2)) return false;
     if (strspn(x + 2, "0123456789abcdefABCDEF") != 8) return false;
-    return !zero_only || !strncmp(x + 3, "0000000", 7) || !strncmp(x + 2, "80000000", 8);
+    return !zero_only || !strncmp(x + 2, "00000000", 8) || !strncmp(x + 2, "80000000", 8);
 }
 
 /* max.f32 d, a, b with one of a, b an immediate zero and the other a

@@ -357,6 +357,7 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_null(ptx_hazard("\tmax.f32 %f2, %f1, 0f00000000;\n\tmin.f32 %f3, %f2, 0f3F800000;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmin.f32 %f2, %f1, %f4;\n\tmax.f32 %f3, %f2, 0f00000000;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f2, 0f3F000000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f2, 0f10000000;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmov.f32 %f2, %f5;\n\tmax.f32 %f3, %f2, 0f00000000;\n",
                            why, sizeof why));   /* rewritten before the max */
     assert_non_null(ptx_hazard("\tmax.u16 %rs19, %rs18, 8192;\n", why, sizeof why));
