@@ -233,6 +233,16 @@ static const kf_ir_ins *only_def(const void *ctx, kf_val v)
     return w->v[v].ndefs == 1 ? &w->k->ins[w->v[v].def] : NULL;
 }
 
+/* A max or select of zero and a min as a pick on an integer predicate of
+ * the min's bits (ir.h kf_ir_zero_select), x the operands' texts. */
+static const char *zero_pick(kw *w, kf_ir_zero_pick zp, const char *const x[3])
+{
+    static const char *const name[] = {[KF_ZP_GT] = "gt", [KF_ZP_LT] = "lt", [KF_ZP_GE] = "ge", [KF_ZP_LE] = "le",
+                                       [KF_ZP_PLUS] = "plus"};
+    kf_cu_need(w->c, KF_CU_H_DMINMAX);
+    return kf_cu_str(w->c, "kf_zpick_%s(%s, %s, %s)", name[zp.p], x[zp.m], x[zp.t], x[zp.f]);
+}
+
 /* Whether a float min, max or clamp has a constant -0.0 operand: as
  * compares and selects, as on the PTX path (ir.h kf_ir_is_negzero). */
 static bool negzero_operand(const kw *w, const kf_ir_ins *in)
@@ -271,12 +281,8 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
         const char *x[3] = {NULL, NULL, NULL};
         for (int a = 0; a < 3; a++)
             if (in->a[a]) x[a] = lane(w, in->a[a], l);
-        bool nz = false;
-        int mi = kf_ir_is_min_then_zero(w->k, in, only_def, w, &nz);
-        if (mi >= 0) {   /* max(min(x, c), 0.0) on its bits (ir.h kf_ir_is_min_then_zero) */
-            kf_cu_need(w->c, KF_CU_H_DMINMAX);
-            return kf_cu_str(w->c, "kf_max0_bits%s(%s, %s)", nz ? "_n" : "", x[mi], x[1 - mi]);
-        }
+        kf_ir_zero_pick zp = kf_ir_zero_select(w->k, in, only_def, w);
+        if (zp.p != KF_ZP_NONE) return zero_pick(w, zp, x);   /* max(min(x, c), 0.0) */
         return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x,
                           kf_scalar_class[sa] != 'f' ? opaque_minmax(w, in) : negzero_operand(w, in));
     }
@@ -570,12 +576,18 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_CMP:
         return kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1]));
     case KF_IR_BITCAST: return bitcast_expr(w, in);
-    case KF_IR_SELECT:
+    case KF_IR_SELECT: {
+        kf_ir_zero_pick zp = kf_ir_zero_select(w->k, in, only_def, w);
+        if (zp.p != KF_ZP_NONE) {   /* select(m > 0.0, m, 0.0) of a min */
+            const char *x[3] = {NULL, val(w, in->a[1]), val(w, in->a[2])};
+            return zero_pick(w, zp, x);
+        }
         if (negzero_f32(w, in->a[1]) || negzero_f32(w, in->a[2])) {
             kf_cu_need(c, KF_CU_H_FSIGN);
             return kf_cu_str(c, "kf_sel_f32(%s, %s, %s)", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
         }
         return kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+    }
     case KF_IR_EXTRACT: return kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm);
     case KF_IR_SREG: return kf_cu_sreg(w, in->imm);
     case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));

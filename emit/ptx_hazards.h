@@ -30,8 +30,12 @@
  *   - max.f32 of an immediate zero (+0 or -0) and a register last written
  *     by a min.f32 with an immediate: made a saturate (FADD.SAT), which
  *     gives +0 for a NaN x in max(min(x, 1.0), 0.0) where min gives 1.0
- *     (ptxas makes it from setp/selp too; kforge and its CUDA-C's
- *     kf_max0_bits write that max in integer operations on the min's bits);
+ *     and the same of selects: a selp.f32 / selp.b32 of an immediate zero
+ *     and a min (min.f32 with an immediate, or a selp of a register and an
+ *     immediate on an ordered setp.f32) on a setp.f32 of that min against
+ *     an immediate zero (kforge and its CUDA-C's kf_zpick_P write both as a
+ *     selp on an integer predicate of the min's bits: ir.h
+ *     kf_ir_zero_select);
  *   - a cvt from u32 to a float of a register last written by a sign
  *     extension into u32 (cvt.u32.s8, cvt.u32.s16): for a byte of a vector
  *     load it became I2F.S8 / I2F.BF16.S8 of the byte, a signed conversion
@@ -67,7 +71,8 @@
 typedef struct {
     char reg[32][24];   /* the last 32 registers written by an instruction of interest (kind) */
     char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32), 's' (sign-extended into u32), 'n' (min.f32
-                           with an immediate), 'b' / 'c'
+                           with an immediate, or its selp form), 'o' / 'z' (a predicate of an ordered
+                           setp.f32 / of one comparing an 'n' with zero), 'b' / 'c'
                            (an unsigned / signed byte lane of a vector load), 'm' (a lane its mask calls unused) */
     unsigned next;
     unsigned long long mask;   /* the used_bytes_mask of the next instruction, when has_mask */
@@ -204,14 +209,52 @@ static inline bool hz_f32_imm(const char *x, bool zero_only)
     return !zero_only || !strncmp(x + 2, "00000000", 8) || !strncmp(x + 2, "80000000", 8);
 }
 
-/* max.f32 d, a, b with one of a, b an immediate zero and the other a
- * register h holds as a min.f32 with an immediate ('n'). */
-static inline bool hz_sat_max(const ptx_half_regs *h, const char *operands)
+/* Whether of registers or immediates a and b one is an immediate zero and
+ * the other a register h holds as a min ('n'). */
+static inline bool hz_zero_and_min(const ptx_half_regs *h, const char *a, const char *b)
+{
+    return (hz_f32_imm(b, true) && hz_holds(h, a, 'n')) || (hz_f32_imm(a, true) && hz_holds(h, b, 'n'));
+}
+
+/* An instruction `op d, a, b` (max.f32, setp.f32) whose a and b are a
+ * zero and a min (hz_zero_and_min). */
+static inline bool hz_min_vs_zero(const ptx_half_regs *h, const char *operands)
 {
     char a[24] = "", b[24] = "";
     const char *c = strchr(operands, ',');
-    if (!c || sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) != 2) return false;
-    return (hz_f32_imm(b, true) && hz_holds(h, a, 'n')) || (hz_f32_imm(a, true) && hz_holds(h, b, 'n'));
+    return c && sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) == 2 && hz_zero_and_min(h, a, b);
+}
+
+/* The comma-separated operands of a selp (d, a, b, p) into a, b and p. */
+static inline bool hz_selp_operands(const char *operands, char *a, char *b, char *p)
+{
+    const char *c = strchr(operands, ',');
+    return c && sscanf(c + 1, " %23[^, ] , %23[^, ] , %23[^;, \t]", a, b, p) == 3;
+}
+
+/* selp.f32 / selp.b32 d, a, b, p with p a setp of a min against zero ('z')
+ * and a, b that min ('n') and an immediate zero, in either order. */
+static inline bool hz_sat_selp(const ptx_half_regs *h, const char *operands)
+{
+    char a[24] = "", b[24] = "", p[24] = "";
+    return hz_selp_operands(operands, a, b, p) && hz_holds(h, p, 'z') && hz_zero_and_min(h, a, b);
+}
+
+/* After hz_written: what an f32 setp or selp d writes ('o', 'z', 'n'). */
+static inline void hz_remember_select(ptx_half_regs *h, const char *op, const char *d, const char *operands)
+{
+    bool selp = !strcmp(op, "selp.f32") || !strcmp(op, "selp.b32");
+    if (!strncmp(op, "setp.", 5) && strlen(op) == 11 && !strcmp(op + 7, ".f32")) {
+        char cmp[3] = {op[5], op[6], 0};
+        if (strcmp(cmp, "lt") && strcmp(cmp, "le") && strcmp(cmp, "gt") && strcmp(cmp, "ge") && strcmp(cmp, "eq"))
+            return;
+        hz_remember(h, d, 'o');
+        if (strcmp(cmp, "eq") && hz_min_vs_zero(h, operands)) hz_remember(h, d, 'z');
+    } else if (selp) {
+        char a[24] = "", b[24] = "", p[24] = "";
+        if (!hz_selp_operands(operands, a, b, p) || a[0] != '%' || !hz_f32_imm(b, false)) return;
+        if ((strtoul(b + 2, NULL, 16) & 0x7fffffffu) <= 0x7f800000u && hz_holds(h, p, 'o')) hz_remember(h, d, 'n');
+    }
 }
 
 /* The n-th '.'-separated part of opcode op, counted from its end (0: last). */
@@ -265,8 +308,10 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     bool minmax = !strncmp(op, "min.", 4) || !strncmp(op, "max.", 4);
     if (minmax && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
-    if (!strcmp(op, "max.f32") && hz_sat_max(h, operands))
+    if (!strcmp(op, "max.f32") && hz_min_vs_zero(h, operands))
         return "max.f32 of zero and a min.f32 with a constant (ptxas makes it a saturate: NaN gives +0)";
+    if ((!strcmp(op, "selp.f32") || !strcmp(op, "selp.b32")) && hz_sat_selp(h, operands))
+        return "selp of zero and a min with a constant on their float compare (ptxas makes it a saturate: NaN gives +0)";
     if (minmax && !strcmp(at, "f64"))
         return "f64 min/max (ptxas compares with zero when only the low word is used)";
     if (minmax && (!strcmp(at, "u16") || !strcmp(at, "s16")))
@@ -310,6 +355,7 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
         const char *c = strchr(operands, ','), *c2 = c ? strchr(c + 1, ',') : NULL;
         if (c && c2 && (hz_f32_imm(c + 1, false) || hz_f32_imm(c2 + 1, false))) hz_remember(h, d, 'n');
     }
+    hz_remember_select(h, op, d, operands);
     bool sext = cvt && !strcmp(dt, "u32") && (!strcmp(at, "s8") || !strcmp(at, "s16"));
     if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32 || sext)
         hz_remember(h, d, abs32 ? 'a' : sext ? 's' : 'h');

@@ -73,8 +73,9 @@
  * bits come from a word holding the half twice). Found by the H200 run of
  * 2026-12-05: an f32 max of a constant zero and a min with a constant,
  * max(min(x, 1.0), 0.0), made FADD.SAT, +0 for a NaN x where the chain is
- * 1.0 (also from setp/selp: the max is integer operations on the min's
- * bits, ptx_ops.c max_of_min_and_zero; not yet run on the H200). */
+ * 1.0; the same day, select(a > 0.0, a, 0.0) of a = select(x < 1.0, x,
+ * 1.0) made it too (both are now a selp on an integer predicate of the
+ * min's bits, ptx_ops.c zero_pick: ir.h kf_ir_zero_select). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \

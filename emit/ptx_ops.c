@@ -816,10 +816,40 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
 
 /* ---- selection, vectors ------------------------------------------------------------ */
 
+/* v's only definition, or NULL (kf_ir_is_negzero) */
+static const kf_ir_ins *only_def(const void *ctx, kf_val v)
+{
+    const ptx_cx *cx = ctx;
+    return v < cx->k->nvals && cx->def1[v] >= 0 ? &cx->k->ins[cx->def1[v]] : NULL;
+}
+
+/* d = P(m) ? t : f, P an integer predicate on the bits of f32 m (ir.h
+ * kf_ir_zero_select), which ptxas does not make a saturate of. */
+static void zero_pick(ptx_cx *cx, kf_ir_zpred zp, const char *d, const char *m, const char *t, const char *f)
+{
+    preg x = kf_ptx_tmp(cx, PTX_RC_R), p = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_ins(cx, "mov.b32 %s, %s", x.s, m);
+    if (zp == KF_ZP_GT || zp == KF_ZP_LT || zp == KF_ZP_LE)
+        kf_ptx_ins(cx, "add.s32 %s, %s, %s", x.s, x.s, zp == KF_ZP_GT ? "-1" : zp == KF_ZP_LT ? "2147483647" : "-2147483648");
+    kf_ptx_ins(cx, "setp.%s.u32 %s, %s, 2139095040", zp == KF_ZP_GT || zp == KF_ZP_LT ? "lt" : "le", p.s, x.s);
+    if (zp == KF_ZP_GE || zp == KF_ZP_LE) {   /* the other zero: -0 (GE), +0 (LE, x is b + 0x80000000) */
+        preg q = kf_ptx_tmp(cx, PTX_RC_P);
+        kf_ptx_ins(cx, "setp.eq.u32 %s, %s, -2147483648", q.s, x.s);
+        kf_ptx_ins(cx, "or.pred %s, %s, %s", p.s, p.s, q.s);
+    }
+    kf_ptx_ins(cx, "selp.b32 %s, %s, %s, %s", d, t, f, p.s);
+}
+
 static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
     preg p = kf_ptx_reg(cx, in->a[0], 0);
+    kf_ir_zero_pick zp = kf_ir_zero_select(cx->k, in, only_def, cx);
+    if (zp.p != KF_ZP_NONE) {   /* select(m > 0.0, m, 0.0) of a min: on m's bits */
+        zero_pick(cx, zp.p, kf_ptx_reg(cx, in->dst, 0).s, kf_ptx_reg(cx, in->a[zp.m], 0).s,
+                  kf_ptx_opnd(cx, in->a[1], 0).s, kf_ptx_opnd(cx, in->a[2], 0).s);
+        return;
+    }
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         bool imm = s != KF_S_BOOL && !is_half(s);
         preg d = kf_ptx_reg(cx, in->dst, l);
@@ -1097,33 +1127,6 @@ static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, cons
     }
 }
 
-/* v's only definition, or NULL (kf_ir_is_negzero) */
-static const kf_ir_ins *only_def(const void *ctx, kf_val v)
-{
-    const ptx_cx *cx = ctx;
-    return v < cx->k->nvals && cx->def1[v] >= 0 ? &cx->k->ins[cx->def1[v]] : NULL;
-}
-
-/* d = max(m, +0 or -0) for an f32 m that is never NaN (a min with a
- * constant: ir.h kf_ir_is_min_then_zero), in integer operations, since
- * ptxas 13 makes max(min(x, 1.0), 0.0) a saturate that is +0 for a NaN x:
- * the zero where m's sign bit is set (m <= -0; max(-0, +0) is +0), m where
- * it is clear. */
-static void max_of_min_and_zero(ptx_cx *cx, const char *d, const char *m, bool negzero)
-{
-    preg x = kf_ptx_tmp(cx, PTX_RC_R), s = kf_ptx_tmp(cx, PTX_RC_R);
-    kf_ptx_ins(cx, "mov.b32 %s, %s", x.s, m);
-    kf_ptx_ins(cx, "shr.s32 %s, %s, 31", s.s, x.s);
-    kf_ptx_ins(cx, "not.b32 %s, %s", s.s, s.s);
-    kf_ptx_ins(cx, "and.b32 %s, %s, %s", x.s, x.s, s.s);
-    if (negzero) {
-        kf_ptx_ins(cx, "not.b32 %s, %s", s.s, s.s);
-        kf_ptx_ins(cx, "and.b32 %s, %s, -2147483648", s.s, s.s);
-        kf_ptx_ins(cx, "or.b32 %s, %s, %s", x.s, x.s, s.s);
-    }
-    kf_ptx_ins(cx, "mov.b32 %s, %s", d, x.s);
-}
-
 static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_builtin bi = (kf_builtin)in->sub;
@@ -1136,14 +1139,14 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
     cx->minmax_negzero = false;
     for (int k = 0; k < 3 && (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP); k++)
         cx->minmax_negzero |= kf_ir_is_negzero(cx->k, in->a[k], only_def, cx);
-    bool nz = false;
-    int mi = kf_ir_is_min_then_zero(cx->k, in, only_def, cx, &nz);
+    kf_ir_zero_pick zp = kf_ir_zero_select(cx->k, in, only_def, cx);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         bool imm = !is_half(s) && bi != KF_BI_CDIV && bi != KF_BI_FAST_DIV;
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
         preg b = !in->a[1] ? a : imm ? kf_ptx_opnd(cx, in->a[1], l) : kf_ptx_reg(cx, in->a[1], l);
         preg c = !in->a[2] ? a : imm ? kf_ptx_opnd(cx, in->a[2], l) : kf_ptx_reg(cx, in->a[2], l);
-        if (mi >= 0) max_of_min_and_zero(cx, d.s, mi ? b.s : a.s, nz);
+        const char *ops[3] = {a.s, b.s, c.s};
+        if (zp.p != KF_ZP_NONE) zero_pick(cx, zp.p, d.s, ops[zp.m], ops[zp.t], ops[zp.f]);
         else if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }

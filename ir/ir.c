@@ -104,24 +104,61 @@ bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(c
     return d && d->op == KF_IR_CONST && (d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1);
 }
 
-int kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
-                           const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx, bool *negzero)
+/* Whether d is an f32 constant other than NaN. */
+static bool nan_free_const(const kf_ir_ins *d)
 {
-    if (in->op != KF_IR_MATH || in->sub != KF_BI_MAX || !in->a[0] || !in->a[1] || in->a[0] >= k->nvals ||
-        k->vals[in->a[0]].type.scalar != KF_S_F32)
-        return -1;
-    for (int a = 0; a < 2; a++) {
-        const kf_ir_ins *z = source_def(in->a[a], def, ctx), *m = source_def(in->a[1 - a], def, ctx);
-        if (!z || z->op != KF_IR_CONST || (z->imm & 0x7fffffffu) != 0) continue;
-        if (!m || m->op != KF_IR_MATH || m->sub != KF_BI_MIN) continue;
-        for (int b = 0; b < 2; b++) {
-            const kf_ir_ins *c = source_def(m->a[b], def, ctx);
-            if (!c || c->op != KF_IR_CONST || ((uint32_t)c->imm & 0x7fffffffu) > 0x7f800000u) continue;   /* not NaN */
-            *negzero = ((uint32_t)z->imm >> 31) != 0;
-            return 1 - a;
+    return d && d->op == KF_IR_CONST && d->type.scalar == KF_S_F32 && ((uint32_t)d->imm & 0x7fffffffu) <= 0x7f800000u;
+}
+
+/* Whether d is an f32 constant zero of either sign. */
+static bool zero_const(const kf_ir_ins *d)
+{
+    return d && d->op == KF_IR_CONST && d->type.scalar == KF_S_F32 && ((uint32_t)d->imm & 0x7fffffffu) == 0;
+}
+
+/* Whether v is, through copies, what ptxas may read as an f32 min with a
+ * constant: a min with a constant other than NaN, or a select on a compare
+ * with such a constant as an arm (select(x < 1.0, x, 1.0), and its two
+ * loads of one x as well). Looser than a proof: the pick it leads to is
+ * exact for any value. */
+static bool min_like(kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx)
+{
+    const kf_ir_ins *m = source_def(v, def, ctx);
+    if (m && m->op == KF_IR_MATH && m->sub == KF_BI_MIN)
+        return nan_free_const(source_def(m->a[0], def, ctx)) || nan_free_const(source_def(m->a[1], def, ctx));
+    if (!m || m->op != KF_IR_SELECT) return false;
+    const kf_ir_ins *cmp = source_def(m->a[0], def, ctx);
+    return cmp && cmp->op == KF_IR_CMP &&
+           (nan_free_const(source_def(m->a[1], def, ctx)) || nan_free_const(source_def(m->a[2], def, ctx)));
+}
+
+kf_ir_zero_pick kf_ir_zero_select(const kf_ir_kernel *k, const kf_ir_ins *in,
+                                  const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx)
+{
+    kf_ir_zero_pick none = {KF_ZP_NONE, 0, 0, 0};
+    if (in->type.scalar != KF_S_F32) return none;   /* a max may be a vector's, lane by lane */
+    if (in->op == KF_IR_MATH && in->sub == KF_BI_MAX) {
+        for (int a = 0; a < 2; a++) {
+            const kf_ir_ins *z = source_def(in->a[a], def, ctx);
+            if (zero_const(z) && min_like(in->a[1 - a], def, ctx))
+                return (kf_ir_zero_pick){(uint32_t)z->imm >> 31 ? KF_ZP_PLUS : KF_ZP_GT, 1 - a, 1 - a, a};
         }
+        return none;
     }
-    return -1;
+    const kf_ir_ins *cmp = in->op == KF_IR_SELECT ? source_def(in->a[0], def, ctx) : NULL;
+    if (!cmp || cmp->op != KF_IR_CMP || cmp->sub < KF_OP_LT || cmp->sub > KF_OP_GE || cmp->a[0] >= k->nvals ||
+        k->vals[cmp->a[0]].type.scalar != KF_S_F32)
+        return none;
+    static const kf_ir_zpred pred[2][4] = {{KF_ZP_LT, KF_ZP_LE, KF_ZP_GT, KF_ZP_GE},   /* m OP 0 */
+                                           {KF_ZP_GT, KF_ZP_GE, KF_ZP_LT, KF_ZP_LE}};  /* 0 OP m */
+    for (int c = 0; c < 2; c++) {   /* the compare's operand that is m */
+        const kf_ir_ins *m = source_def(cmp->a[c], def, ctx);
+        if (!m || !zero_const(source_def(cmp->a[1 - c], def, ctx)) || !min_like(cmp->a[c], def, ctx)) continue;
+        for (int arm = 1; arm <= 2; arm++)
+            if (source_def(in->a[arm], def, ctx) == m && zero_const(source_def(in->a[3 - arm], def, ctx)))
+                return (kf_ir_zero_pick){pred[c][cmp->sub - KF_OP_LT], arm, 1, 2};
+    }
+    return none;
 }
 
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)

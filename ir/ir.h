@@ -254,17 +254,34 @@ uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
  * and NaN (H200 SASS, 2026-12-03). */
 bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
                       const void *ctx);
-/* Whether in is an f32 max of a constant zero (either sign: *negzero) and
- * a min with a constant other than NaN, max(min(x, 1.0), 0.0): the operand
- * index (0 or 1) of that min, else -1. ptxas 13 makes the chain FADD.SAT
- * (H200 SASS), which gives +0 for x = NaN where min gives 1.0 (difftest
- * seed 3503 program 2775, 2026-12-05), from compares and selects as well
- * (the same day's SASS: FADD.SAT from setp/selp). The min's value is never
- * NaN, so the back ends write the max in integer operations on its bits,
- * which ptxas does not read as a float max: +0 (or -0) where the sign bit
- * is set, the value where it is clear. */
-int kf_ir_is_min_then_zero(const kf_ir_kernel *k, const kf_ir_ins *in,
-                           const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx, bool *negzero);
+/* An f32 max or select of a constant zero (either sign) and a value m that
+ * ptxas may read as a min with a constant: max(min(x, 1.0), 0.0), and as
+ * selects, select(m > 0.0, m, 0.0) of m = select(x < 1.0, x, 1.0) (a
+ * compare of m itself with a constant zero, in either order, m and the zero
+ * the arms). ptxas 13 makes the pair a saturate (FADD.SAT, H200 SASS), +0
+ * for a NaN x where the min gives 1.0 (difftest seed 3503 program 2775,
+ * 2026-12-05; the select form and a compare-and-select max were found the
+ * same day). The back ends write it as d = P(m) ? t : f, with P an integer
+ * predicate on m's bits b that ptxas does not read as a float compare and
+ * that is exact for every m, NaN included (a NaN makes every compare false,
+ * and max(NaN, z) is z): */
+typedef enum {
+    KF_ZP_NONE,
+    KF_ZP_GT,     /* m > 0:  (u32)(b - 1) < 0x7f800000; also max(m, +0.0) */
+    KF_ZP_LT,     /* m < 0:  (u32)(b - 0x80000001) < 0x7f800000 */
+    KF_ZP_GE,     /* m >= 0: (u32)b <= 0x7f800000, or b = 0x80000000 (-0) */
+    KF_ZP_LE,     /* m <= 0: (u32)(b - 0x80000000) <= 0x7f800000, or b = 0 */
+    KF_ZP_PLUS,   /* max(m, -0.0), m other than -0 not below +0: (u32)b <= 0x7f800000 */
+} kf_ir_zpred;
+
+typedef struct {
+    kf_ir_zpred p;   /* KF_ZP_NONE: not the pattern */
+    int m, t, f;     /* operand indices of the instruction: m, the result when P(m), when not */
+} kf_ir_zero_pick;
+
+/* in as a pick on a predicate of m's bits (above), or p = KF_ZP_NONE. */
+kf_ir_zero_pick kf_ir_zero_select(const kf_ir_kernel *k, const kf_ir_ins *in,
+                                  const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx);
 /* The parameter buffer value v is (PARAM), or views or copies of it
  * (VIEW, MOV), or UINT32_MAX. */
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v);

@@ -360,6 +360,25 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f2, 0f10000000;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmov.f32 %f2, %f5;\n\tmax.f32 %f3, %f2, 0f00000000;\n",
                            why, sizeof why));   /* rewritten before the max */
+    /* its select form: select(s > 0.0, s, 0.0) of s = select(x < 1.0, x, 1.0), or of a min.f32 */
+    const char *sel = "\tsetp.lt.f32 %p1, %f1, 0f3F800000;\n\tselp.b32 %f2, %f1, 0f3F800000, %p1;\n"
+                      "\tsetp.gt.f32 %p2, %f2, 0f00000000;\n\tselp.b32 %f3, %f2, 0f00000000, %p2;\n";
+    assert_non_null(ptx_hazard(sel, why, sizeof why));
+    assert_non_null(strstr(why, "line 4:"));
+    assert_non_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tsetp.ge.f32 %p2, 0f80000000, %f2;\n"
+                               "\tselp.f32 %f3, 0f80000000, %f2, %p2;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tsetp.lt.f32 %p1, %f1, 0f3F800000;\n\tselp.b32 %f2, %f1, 0f3F800000, %p1;\n"
+                               "\tmax.f32 %f3, %f2, 0f00000000;\n", why, sizeof why));
+    /* compared as an integer (kforge's), an unordered compare, a NaN constant, a non-zero bound */
+    assert_null(ptx_hazard("\tsetp.lt.f32 %p1, %f1, 0f3F800000;\n\tselp.b32 %f2, %f1, 0f3F800000, %p1;\n"
+                           "\tsetp.gt.f32 %p2, %f2, 0f00000000;\n\tmov.b32 %r3, %f2;\n\tsetp.gt.s32 %p3, %r3, 0;\n"
+                           "\tselp.b32 %f3, %f2, 0f00000000, %p3;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tsetp.ltu.f32 %p1, %f1, 0f3F800000;\n\tselp.b32 %f2, %f1, 0f3F800000, %p1;\n"
+                           "\tsetp.gt.f32 %p2, %f2, 0f00000000;\n\tselp.b32 %f3, %f2, 0f00000000, %p2;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tsetp.lt.f32 %p1, %f1, 0f3F800000;\n\tselp.b32 %f2, %f1, 0f7FC00000, %p1;\n"
+                           "\tsetp.gt.f32 %p2, %f2, 0f00000000;\n\tselp.b32 %f3, %f2, 0f00000000, %p2;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tsetp.gt.f32 %p2, %f2, 0f3F000000;\n"
+                           "\tselp.b32 %f3, %f2, 0f00000000, %p2;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmax.u16 %rs19, %rs18, 8192;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmin.s16 %rs3, %rs1, %rs2;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmax.u32 %r6, %r5, 8192;\n\tmin.s64 %rd1, %rd2, %rd3;\n", why, sizeof why));
@@ -1166,19 +1185,30 @@ static void test_prefetch_l2_is_one_bulk_prefetch_of_whole_chunks(void **st)
     (void)st;
 }
 
-/* max(min(x, c), 0.0) in f32 (seed 3503 program 2775): no max.f32 for
- * ptxas to make a saturate of (it did from setp/selp too), but the min's
- * bits with the sign bit's zero; -0.0 puts that sign back. min(max()) and
- * a max with a non-zero constant stay max.f32. */
-static void test_max_of_min_and_zero_is_on_the_bits(void **st)
+/* max(min(x, c), 0.0) in f32 (seed 3503 program 2775), and its select
+ * forms (H200 SASS, 2026-12-05: FADD.SAT): no float max or compare for
+ * ptxas to make a saturate of, but a selp on an integer predicate of the
+ * min's bits, exact for NaN: m > 0 and m < 0 one unsigned compare after an
+ * add, m >= 0 and m <= 0 another for the other zero, max(m, -0.0) one
+ * compare. min(max()), a max with 0.25, a select of a value that is no min
+ * and one on a compare with 0.5 stay float. */
+static void test_zero_and_min_pick_on_the_bits(void **st)
 {
     char *p = emit_kf("kernel k(x: &[f32], o: &mut [f32]) {\n    o[0] = max(min(x[0], 1.0), 0.0);\n"
                       "    o[1] = max(-0.0, min(0.5, x[1]));\n    o[2] = min(max(x[2], 0.0), 1.0);\n"
-                      "    o[3] = max(min(x[3], 1.0), 0.25);\n}\n", 90);
-    assert_int_equal(count_of(p, "shr.s32 "), 2);
-    assert_int_equal(count_of(p, ", -2147483648;"), 1);
-    assert_int_equal(count_of(p, "max.f32 "), 2);   /* o[2]'s and o[3]'s */
-    assert_int_equal(count_of(p, "min.f32 "), 4);
+                      "    o[3] = max(min(x[3], 1.0), 0.25);\n    let s = select(x[4] < 1.0, x[4], 1.0);\n"
+                      "    let m = min(x[5], 1.0);\n    o[4] = select(s > 0.0, s, 0.0);\n"
+                      "    o[5] = select(0.0 >= m, 0.0, m);\n    o[6] = select(m >= 0.0, m, -0.0);\n"
+                      "    o[7] = select(-0.0 > s, 0.0, s);\n    o[8] = select(x[6] > 0.0, x[6], 0.0);\n"
+                      "    o[9] = select(m > 0.5, m, 0.0);\n}\n", 90);
+    assert_int_equal(count_of(p, ", 2139095040;"), 6);
+    assert_int_equal(count_of(p, "setp.lt.u32 "), 3);   /* o[0], o[4], o[7] */
+    assert_int_equal(count_of(p, "setp.le.u32 "), 3);   /* o[1], o[5], o[6] */
+    assert_int_equal(count_of(p, "setp.eq.u32 "), 2);   /* o[5], o[6] */
+    assert_int_equal(count_of(p, "max.f32 "), 2);       /* o[2]'s and o[3]'s */
+    assert_int_equal(count_of(p, "min.f32 "), 5);
+    char why[256];
+    assert_null(ptx_hazard(p, why, sizeof why));
     free(p);
     (void)st;
 }
@@ -1407,7 +1437,7 @@ int main(void)
         cmocka_unit_test(test_early_return_is_predicated_ret),
         cmocka_unit_test(test_packed_half_pairs),
         cmocka_unit_test(test_prefetch_l2_is_one_bulk_prefetch_of_whole_chunks),
-        cmocka_unit_test(test_max_of_min_and_zero_is_on_the_bits),
+        cmocka_unit_test(test_zero_and_min_pick_on_the_bits),
         cmocka_unit_test(test_packed_mul_add_is_not_fused),
         cmocka_unit_test(test_integer_and_fast_helpers),
         cmocka_unit_test(test_bitfield_range_inside),

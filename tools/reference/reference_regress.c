@@ -916,6 +916,25 @@ static void ref_regress_min_then_zero(ref_ctx *r)
     bound_out(r, &b);
 }
 
+/* ---- select(s > 0.0, s, 0.0) of a select or min with 1.0 ---------------------------- */
+
+static void ref_regress_zero_select_of_min(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx), *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    for (size_t t = 0; t < n && t < nx && 8 * t + 7 < no; t++) {
+        size_t k = t % 8;
+        float a = x[t];
+        float q = k % 4 == 0 ? NAN : k == 1 || k == 5 ? -a * 4.0f : k == 2 ? -0.0f * a : k == 6 ? 0.0f * a : a * 4.0f - 2.0f;
+        float s = q < 1.0f ? q : 1.0f, m = (float)pmin(q, 1.0), rr = 1.0f > q ? q : 1.0f;
+        float e[8] = {s > 0.0f ? s : 0.0f, 0.0f >= m ? 0.0f : m, (float)pmax(s, 0.0), rr >= 0.0f ? rr : -0.0f,
+                      s < 0.0f ? 0.0f : s, m <= -0.0f ? -0.0f : m, q > 0.0f ? q : 0.0f, m > 0.5f ? m : 0.0f};
+        memcpy(&o[8 * t], e, sizeof e);
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    free(x);
+}
+
 /* ---- i16 and u8 views of one shared word, in a loop --------------------------------- */
 
 static void ref_regress_narrow_view_mix(ref_ctx *r)
@@ -962,6 +981,7 @@ static void ref_regress_narrow_view_mix(ref_ctx *r)
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, {"regress_min_then_zero", ref_regress_min_then_zero}, \
+    {"regress_zero_select_of_min", ref_regress_zero_select_of_min}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
     {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
     {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes}, \
