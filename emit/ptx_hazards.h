@@ -70,6 +70,7 @@
 
 typedef struct {
     char reg[32][24];   /* the last 32 registers written by an instruction of interest (kind) */
+    char with[32][24];  /* for a 'z' predicate, the min register it compares */
     char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32), 's' (sign-extended into u32), 'n' (min.f32
                            with an immediate, or its selp form), 'o' / 'z' (a predicate of an ordered
                            setp.f32 / of one comparing an 'n' with zero), 'b' / 'c'
@@ -83,7 +84,7 @@ typedef struct {
 static inline void hz_forget(ptx_half_regs *h, const char *reg)
 {
     for (unsigned i = 0; i < 32; i++)
-        if (strcmp(h->reg[i], reg) == 0) h->reg[i][0] = 0;
+        if (strcmp(h->reg[i], reg) == 0 || strcmp(h->with[i], reg) == 0) h->reg[i][0] = 0;
 }
 
 static inline bool hz_holds(const ptx_half_regs *h, const char *reg, char kind)
@@ -93,10 +94,22 @@ static inline bool hz_holds(const ptx_half_regs *h, const char *reg, char kind)
     return false;
 }
 
-static inline void hz_remember(ptx_half_regs *h, const char *reg, char kind)
+static inline void hz_remember_with(ptx_half_regs *h, const char *reg, char kind, const char *with)
 {
     h->kind[h->next % 32] = kind;
+    snprintf(h->with[h->next % 32], sizeof h->with[0], "%s", with);
     snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", reg);
+}
+
+static inline void hz_remember(ptx_half_regs *h, const char *reg, char kind) { hz_remember_with(h, reg, kind, ""); }
+
+/* Whether h holds reg as a 'z' predicate of a compare of register with. */
+static inline bool hz_holds_with(const ptx_half_regs *h, const char *reg, const char *with)
+{
+    for (unsigned i = 0; i < 32; i++)
+        if (h->reg[i][0] && h->kind[i] == 'z' && strcmp(h->reg[i], reg) == 0 && strcmp(h->with[i], with) == 0)
+            return true;
+    return false;
 }
 
 /* An instruction that writes its first operand (not a store or reduction)
@@ -209,20 +222,22 @@ static inline bool hz_f32_imm(const char *x, bool zero_only)
     return !zero_only || !strncmp(x + 2, "00000000", 8) || !strncmp(x + 2, "80000000", 8);
 }
 
-/* Whether of registers or immediates a and b one is an immediate zero and
- * the other a register h holds as a min ('n'). */
-static inline bool hz_zero_and_min(const ptx_half_regs *h, const char *a, const char *b)
+/* Of registers or immediates a and b, the one h holds as a min ('n') when
+ * the other is an immediate zero, else NULL. */
+static inline const char *hz_zero_and_min(const ptx_half_regs *h, const char *a, const char *b)
 {
-    return (hz_f32_imm(b, true) && hz_holds(h, a, 'n')) || (hz_f32_imm(a, true) && hz_holds(h, b, 'n'));
+    return hz_f32_imm(b, true) && hz_holds(h, a, 'n') ? a : hz_f32_imm(a, true) && hz_holds(h, b, 'n') ? b : NULL;
 }
 
 /* An instruction `op d, a, b` (max.f32, setp.f32) whose a and b are a
- * zero and a min (hz_zero_and_min). */
-static inline bool hz_min_vs_zero(const ptx_half_regs *h, const char *operands)
+ * zero and a min (hz_zero_and_min): that min's register in m. */
+static inline bool hz_min_vs_zero(const ptx_half_regs *h, const char *operands, char m[24])
 {
     char a[24] = "", b[24] = "";
-    const char *c = strchr(operands, ',');
-    return c && sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) == 2 && hz_zero_and_min(h, a, b);
+    const char *c = strchr(operands, ','), *r = NULL;
+    if (c && sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) == 2) r = hz_zero_and_min(h, a, b);
+    if (r) snprintf(m, 24, "%s", r);
+    return r != NULL;
 }
 
 /* The comma-separated operands of a selp (d, a, b, p) into a, b and p. */
@@ -232,12 +247,13 @@ static inline bool hz_selp_operands(const char *operands, char *a, char *b, char
     return c && sscanf(c + 1, " %23[^, ] , %23[^, ] , %23[^;, \t]", a, b, p) == 3;
 }
 
-/* selp.f32 / selp.b32 d, a, b, p with p a setp of a min against zero ('z')
- * and a, b that min ('n') and an immediate zero, in either order. */
+/* selp.f32 / selp.b32 d, a, b, p with a, b a min ('n') and an immediate
+ * zero, in either order, and p a setp of that min against zero ('z'). */
 static inline bool hz_sat_selp(const ptx_half_regs *h, const char *operands)
 {
     char a[24] = "", b[24] = "", p[24] = "";
-    return hz_selp_operands(operands, a, b, p) && hz_holds(h, p, 'z') && hz_zero_and_min(h, a, b);
+    const char *m = hz_selp_operands(operands, a, b, p) ? hz_zero_and_min(h, a, b) : NULL;
+    return m && hz_holds_with(h, p, m);
 }
 
 /* After hz_written: what an f32 setp or selp d writes ('o', 'z', 'n'). */
@@ -249,7 +265,8 @@ static inline void hz_remember_select(ptx_half_regs *h, const char *op, const ch
         if (strcmp(cmp, "lt") && strcmp(cmp, "le") && strcmp(cmp, "gt") && strcmp(cmp, "ge") && strcmp(cmp, "eq"))
             return;
         hz_remember(h, d, 'o');
-        if (strcmp(cmp, "eq") && hz_min_vs_zero(h, operands)) hz_remember(h, d, 'z');
+        char m[24];
+        if (strcmp(cmp, "eq") && hz_min_vs_zero(h, operands, m)) hz_remember_with(h, d, 'z', m);
     } else if (selp) {
         char a[24] = "", b[24] = "", p[24] = "";
         if (!hz_selp_operands(operands, a, b, p) || a[0] != '%' || !hz_f32_imm(b, false)) return;
@@ -308,7 +325,8 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     bool minmax = !strncmp(op, "min.", 4) || !strncmp(op, "max.", 4);
     if (minmax && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
-    if (!strcmp(op, "max.f32") && hz_min_vs_zero(h, operands))
+    char min_reg[24];
+    if (!strcmp(op, "max.f32") && hz_min_vs_zero(h, operands, min_reg))
         return "max.f32 of zero and a min.f32 with a constant (ptxas makes it a saturate: NaN gives +0)";
     if ((!strcmp(op, "selp.f32") || !strcmp(op, "selp.b32")) && hz_sat_selp(h, operands))
         return "selp of zero and a min with a constant on their float compare (ptxas makes it a saturate: NaN gives +0)";

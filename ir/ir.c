@@ -132,6 +132,54 @@ static bool min_like(kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v
            (nan_free_const(source_def(m->a[1], def, ctx)) || nan_free_const(source_def(m->a[2], def, ctx)));
 }
 
+/* Whether a and b (each with one definition, through copies) are the same
+ * value, or compute it the same way: the same pure operation on operands
+ * that are, depth levels down, loads of the same element included. *first
+ * is lowered to the index of each such load, whose value is the same only
+ * where nothing writes memory between it and the reader (writes_from). */
+static bool same_value(const kf_ir_kernel *k, kf_val a, kf_val b, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
+                       const void *ctx, int depth, uint32_t *first)
+{
+    const kf_ir_ins *da = source_def(a, def, ctx), *db = source_def(b, def, ctx);
+    if (!da || !db) return false;
+    if (da == db) return true;
+    if (depth == 0 || da->op != db->op || da->sub != db->sub || da->imm != db->imm || !kf_type_eq(da->type, db->type))
+        return false;
+    switch (da->op) {
+    case KF_IR_CONST: case KF_IR_SREG: case KF_IR_PARAM: return true;
+    case KF_IR_LOAD: case KF_IR_ALOAD:
+        for (const kf_ir_ins *d = da; d; d = d == da ? db : NULL)
+            if ((uint32_t)(d - k->ins) < *first) *first = (uint32_t)(d - k->ins);
+        break;
+    case KF_IR_BINOP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_BITCAST: case KF_IR_MATH: case KF_IR_CMP:
+    case KF_IR_SELECT: case KF_IR_SPLAT: case KF_IR_EXTRACT: case KF_IR_VIEW: break;
+    default: return false;
+    }
+    for (int i = 0; i < kf_ir_op_nargs[da->op]; i++)
+        if ((da->a[i] || db->a[i]) && !same_value(k, da->a[i], db->a[i], def, ctx, depth - 1, first)) return false;
+    return true;
+}
+
+/* Whether instructions from .. to-1 may change memory this thread reads
+ * (a store, an atomic, a barrier, a copy or wait) or repeat (a loop's
+ * marker: the code after `to` may run between them). */
+static bool writes_from(const kf_ir_kernel *k, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to && i < k->nins; i++) {
+        unsigned nargs, flags;
+        switch (k->ins[i].op) {
+        case KF_IR_STORE: case KF_IR_ASTORE: case KF_IR_ATOMIC: case KF_IR_BARRIER:
+        case KF_IR_LOOP: case KF_IR_LATCH: case KF_IR_ENDLOOP: return true;
+        case KF_IR_INTRIN:   /* a copy's arrival or a wait makes other writes visible */
+            if (!kf_ir_intrin_info(k->ins[i].sub, &nargs, &flags) || (flags & (KF_II_WRITES | KF_II_ASYNC | KF_II_FENCE)))
+                return true;
+            break;
+        default: break;
+        }
+    }
+    return false;
+}
+
 kf_ir_zero_pick kf_ir_zero_select(const kf_ir_kernel *k, const kf_ir_ins *in,
                                   const kf_ir_ins *(*def)(const void *ctx, kf_val v), const void *ctx)
 {
@@ -151,12 +199,15 @@ kf_ir_zero_pick kf_ir_zero_select(const kf_ir_kernel *k, const kf_ir_ins *in,
         return none;
     static const kf_ir_zpred pred[2][4] = {{KF_ZP_LT, KF_ZP_LE, KF_ZP_GT, KF_ZP_GE},   /* m OP 0 */
                                            {KF_ZP_GT, KF_ZP_GE, KF_ZP_LT, KF_ZP_LE}};  /* 0 OP m */
+    uint32_t at = (uint32_t)(in - k->ins);
     for (int c = 0; c < 2; c++) {   /* the compare's operand that is m */
-        const kf_ir_ins *m = source_def(cmp->a[c], def, ctx);
-        if (!m || !zero_const(source_def(cmp->a[1 - c], def, ctx)) || !min_like(cmp->a[c], def, ctx)) continue;
-        for (int arm = 1; arm <= 2; arm++)
-            if (source_def(in->a[arm], def, ctx) == m && zero_const(source_def(in->a[3 - arm], def, ctx)))
+        if (!zero_const(source_def(cmp->a[1 - c], def, ctx)) || !min_like(cmp->a[c], def, ctx)) continue;
+        for (int arm = 1; arm <= 2; arm++) {
+            uint32_t first = UINT32_MAX;   /* m written twice, min(x[i], 1.0) of two loads: one value */
+            if (zero_const(source_def(in->a[3 - arm], def, ctx)) &&
+                same_value(k, in->a[arm], cmp->a[c], def, ctx, 6, &first) && (first == UINT32_MAX || !writes_from(k, first, at)))
                 return (kf_ir_zero_pick){pred[c][cmp->sub - KF_OP_LT], arm, 1, 2};
+        }
     }
     return none;
 }

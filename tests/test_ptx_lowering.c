@@ -379,6 +379,11 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
                            "\tsetp.gt.f32 %p2, %f2, 0f00000000;\n\tselp.b32 %f3, %f2, 0f00000000, %p2;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tsetp.gt.f32 %p2, %f2, 0f3F000000;\n"
                            "\tselp.b32 %f3, %f2, 0f00000000, %p2;\n", why, sizeof why));
+    /* the selp's min another than the one compared, or rewritten after the compare */
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tmin.f32 %f4, %f5, 0f3F800000;\n"
+                           "\tsetp.gt.f32 %p2, %f2, 0f00000000;\n\tselp.b32 %f3, %f4, 0f00000000, %p2;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f32 %f2, %f1, 0f3F800000;\n\tsetp.gt.f32 %p2, %f2, 0f00000000;\n"
+                           "\tmin.f32 %f2, %f5, 0f3F800000;\n\tselp.b32 %f3, %f2, 0f00000000, %p2;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmax.u16 %rs19, %rs18, 8192;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmin.s16 %rs3, %rs1, %rs2;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmax.u32 %r6, %r5, 8192;\n\tmin.s64 %rd1, %rd2, %rd3;\n", why, sizeof why));
@@ -1200,15 +1205,17 @@ static void test_zero_and_min_pick_on_the_bits(void **st)
                       "    let m = min(x[5], 1.0);\n    o[4] = select(s > 0.0, s, 0.0);\n"
                       "    o[5] = select(0.0 >= m, 0.0, m);\n    o[6] = select(m >= 0.0, m, -0.0);\n"
                       "    o[7] = select(-0.0 > s, 0.0, s);\n    o[8] = select(x[6] > 0.0, x[6], 0.0);\n"
-                      "    o[9] = select(m > 0.5, m, 0.0);\n}\n", 90);
-    assert_int_equal(count_of(p, ", 2139095040;"), 6);
-    assert_int_equal(count_of(p, "setp.lt.u32 "), 3);   /* o[0], o[4], o[7] */
+                      "    o[9] = select(m > 0.5, m, 0.0);\n"
+                      "    o[10] = select(min(x[7], 1.0) > 0.0, min(x[7], 1.0), 0.0);\n"
+                      "    let c = min(o[0], 1.0) > 0.0;\n    o[0] = 2.0;\n    o[11] = select(c, min(o[0], 1.0), 0.0);\n}\n", 90);
+    assert_int_equal(count_of(p, ", 2139095040;"), 7);   /* and o[10]: one value to ptxas; not o[11] (a store between) */
+    assert_int_equal(count_of(p, "setp.lt.u32 "), 4);   /* o[0], o[4], o[7], o[10] */
     assert_int_equal(count_of(p, "setp.le.u32 "), 3);   /* o[1], o[5], o[6] */
     assert_int_equal(count_of(p, "setp.eq.u32 "), 2);   /* o[5], o[6] */
     assert_int_equal(count_of(p, "max.f32 "), 2);       /* o[2]'s and o[3]'s */
-    assert_int_equal(count_of(p, "min.f32 "), 5);
+    assert_int_equal(count_of(p, "min.f32 "), 9);
     char why[256];
-    assert_null(ptx_hazard(p, why, sizeof why));
+    assert_null(ptx_hazard(p, why, sizeof why));   /* o[11]'s select reads the other min */
     free(p);
     (void)st;
 }

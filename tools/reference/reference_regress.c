@@ -922,14 +922,15 @@ static void ref_regress_zero_select_of_min(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), nx, no;
     float *x = in_buf(r, "x", KF_S_F32, 1, &nx), *o = in_buf(r, "o", KF_S_F32, 1, &no);
-    for (size_t t = 0; t < n && t < nx && 8 * t + 7 < no; t++) {
+    for (size_t t = 0; t < n && t < nx && 10 * t + 9 < no; t++) {
         size_t k = t % 8;
         float a = x[t];
         float q = k % 4 == 0 ? NAN : k == 1 || k == 5 ? -a * 4.0f : k == 2 ? -0.0f * a : k == 6 ? 0.0f * a : a * 4.0f - 2.0f;
         float s = q < 1.0f ? q : 1.0f, m = (float)pmin(q, 1.0), rr = 1.0f > q ? q : 1.0f;
-        float e[8] = {s > 0.0f ? s : 0.0f, 0.0f >= m ? 0.0f : m, (float)pmax(s, 0.0), rr >= 0.0f ? rr : -0.0f,
-                      s < 0.0f ? 0.0f : s, m <= -0.0f ? -0.0f : m, q > 0.0f ? q : 0.0f, m > 0.5f ? m : 0.0f};
-        memcpy(&o[8 * t], e, sizeof e);
+        float e[10] = {s > 0.0f ? s : 0.0f, 0.0f >= m ? 0.0f : m, (float)pmax(s, 0.0), rr >= 0.0f ? rr : -0.0f,
+                       s < 0.0f ? 0.0f : s, m <= -0.0f ? -0.0f : m, q > 0.0f ? q : 0.0f, m > 0.5f ? m : 0.0f,
+                       q, m > 0.0f ? m : 0.0f};
+        memcpy(&o[10 * t], e, sizeof e);
     }
     out_free(r, "o", KF_S_F32, o, no);
     free(x);
