@@ -424,13 +424,21 @@ static const char *vector_braces(kw *w, const kf_ir_ins *in)
  * word(s) that hold it and splits them by shifts (KF_CU_H_BYTES says why;
  * a memcpy bitcast becomes an ld.v2.u8 again). NULL for any other type. A
  * load only: the result is not an lvalue (a store through it was dropped:
- * seed 9). */
-static const char *byte_vector_load(kw *w, kf_type t, const char *base, const char *idx, bool nc)
+ * seed 9). own (a mixed shared array's, N <= 4): the word by kf_lds_narrow,
+ * since NVVM merged an i8x4's word with a neighbouring u32 load into one
+ * ld.shared.v2.u32 whose used_bytes_mask called the u32 unused, which it
+ * then read (difftest seed 3810 program 3417). */
+static const char *byte_vector_load(kw *w, kf_type t, const char *base, const char *idx, bool nc, bool own)
 {
     static const char *const words[17] = {[2] = "unsigned short", [4] = "unsigned", [8] = "unsigned long long",
                                           [16] = "ulonglong2"};
     if (t.kind != KF_TK_VECTOR || kf_scalar_bytes[t.scalar] != 1 || t.lanes > 16 || !words[t.lanes]) return NULL;
     kf_cu_need(w->c, KF_CU_H_BYTES);
+    if (own && t.lanes <= 4) {   /* a mixed shared array's: its word by an ld.shared of its own */
+        kf_cu_need(w->c, KF_CU_H_LDS_NARROW);
+        return kf_cu_str(w->c, "kf_bytes<%s>(kf_lds_narrow(&((const %s*)%s)[%s]))", kf_cu_type(w->c, t), words[t.lanes],
+                         base, idx);
+    }
     if (!nc) return kf_cu_str(w->c, "kf_bytes<%s>(((const %s*)%s)[%s])", kf_cu_type(w->c, t), words[t.lanes], base, idx);
     kf_cu_need(w->c, KF_CU_H_LDG);
     return kf_cu_str(w->c, "kf_bytes<%s>(kf_ldg((const %s*)%s + (%s)))", kf_cu_type(w->c, t), words[t.lanes], base, idx);
@@ -593,14 +601,14 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
     case KF_IR_LOAD: {
         bool nc = w->explicit_nc && nc_buffer(w, in->a[0]);
-        const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]), nc);
+        const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]), nc, false);
         if (bytes) return bytes;
         if (!nc) return mem_read(w, in->type, kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1])));
         kf_cu_need(c, KF_CU_H_LDG);
         return mem_read(w, in->type, kf_cu_str(c, "kf_ldg(%s + (%s))", val(w, in->a[0]), bare(w, in->a[1])));
     }
     case KF_IR_ALOAD: {
-        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false);
+        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false, w->amixed[in->imm]);
         if (bytes) return bytes;
         /* a local array holds only the bools the kernel stored (it has no views) */
         bool local = !(w->k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN));

@@ -409,7 +409,8 @@ static bool drop_unread_arrays(kw *w)
 
 /* Marks the shared arrays whose live accesses (loads, stores, the array
  * builtins: their own size, 16) have more than one element size: their 1-
- * and 2-byte loads are cuda_c.c's kf_lds_narrow. */
+ * and 2-byte loads, and the words of their byte vectors of up to 4 bytes,
+ * are cuda_c.c's kf_lds_narrow. */
 static void mark_mixed_arrays(kw *w)
 {
     const kf_ir_kernel *k = w->k;

@@ -12,16 +12,25 @@ __device__ __forceinline__ T kf_bitcast(F x)
 
 /* A 1- or 2-byte element of a shared array the kernel also accesses with
    another element size, loaded by an ld.shared of its own: left to NVVM,
-   16-bit and 8-bit loads of one array were merged into one ld.v4.u8 whose
-   bytes then stood for the 16-bit values (an i16 at byte 0 read as that
-   byte alone, 255 for -1: difftest seed 3503 program 1280) */
+   16-bit and 8-bit loads of one array were merged into one ld.v4.u8
+   whose bytes then stood for the 16-bit values (an i16 at byte 0 read as
+   that byte alone, 255 for -1: difftest seed 3503 program 1280); and the
+   word of a byte vector (u8x4, i8x4), which NVVM merged with a u32 load
+   into an ld.v2.u32 whose used_bytes_mask called the u32 it then read
+   unused (seed 3810 program 3417) */
 template <typename T> __device__ __forceinline__ T kf_lds_narrow(const T* p)
 {
     unsigned a = (unsigned)__cvta_generic_to_shared(p);
     unsigned short h;
+    unsigned w;
+    T r;
+    if (sizeof(T) == 4) {
+        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w) : "r"(a) : "memory");
+        memcpy(&r, &w, sizeof r);
+        return r;
+    }
     if (sizeof(T) == 1) asm volatile("ld.shared.u8 %0, [%1];" : "=h"(h) : "r"(a) : "memory");
     else asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h) : "r"(a) : "memory");
-    T r;
     memcpy(&r, &h, sizeof r);
     return r;
 }

@@ -963,6 +963,28 @@ static void ref_regress_narrow_view_mix(ref_ctx *r)
     free(x);
 }
 
+/* ---- 4-byte views of a shared array, merged by NVVM ---------------------------------- */
+
+static void ref_regress_word_view_merge(ref_ctx *r)
+{
+    size_t ns, no;
+    uint32_t *s = in_buf(r, "s", KF_S_U32, 1, &ns);
+    int8_t *o = in_buf(r, "o", KF_S_I8, 8, &no);
+    uint32_t n = (uint32_t)in_num(r, "n");
+    for (uint32_t t = 0; t < 64 && t < no && ns >= 4; t++) {
+        int32_t sum = 0;   /* dot4 of word 3's signed bytes with four ones */
+        for (int b = 0; b < 4; b++) sum += (int8_t)(uint8_t)(s[3] >> (8 * b));
+        uint32_t k = 0;
+        memset(&o[8 * t], 0, 8);
+        while (sum > (int32_t)s[1] && k < n + t % 3) {
+            k++;
+            memset(&o[8 * t], (uint8_t)((uint8_t)s[2] + (uint8_t)k), 8);   /* i8 addition wraps */
+        }
+    }
+    out_free(r, "o", KF_S_I8, o, 8 * no);
+    free(s);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -983,6 +1005,7 @@ static void ref_regress_narrow_view_mix(ref_ctx *r)
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, {"regress_min_then_zero", ref_regress_min_then_zero}, \
     {"regress_zero_select_of_min", ref_regress_zero_select_of_min}, \
+    {"regress_word_view_merge", ref_regress_word_view_merge}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
     {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
     {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes}, \
