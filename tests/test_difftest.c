@@ -85,6 +85,24 @@ static void generated_programs_reach_section_8(void **state)
     assert_true(launch >= 3);   /* the launch gives the dynamic array's size */
 }
 
+/* The select forms of max(min(x, 1.0), 0.0) that ptxas 13 made a saturate
+ * (gen_expr.c saturate_form): the min as a select, and the min written
+ * twice, in a few programs of 200. */
+static void generated_programs_reach_the_saturate_forms(void **state)
+{
+    unsigned nested = 0, twice = 0;
+    (void)state;
+    for (uint64_t k = 0; k < 200; k++) {
+        kf_dt_prog *p = kf_dt_generate(1, k, 0);
+        char *src = kf_dt_source(p);
+        nested += strstr(src, "select((select(") != NULL;
+        twice += strstr(src, "select((min(") || strstr(src, "0.0 < min(") || strstr(src, "0.0 >= min(");
+        free(src);
+        kf_dt_prog_free(p);
+    }
+    if (nested < 3 || twice < 3) fail_msg("saturate forms in %u and %u of 200 programs", nested, twice);
+}
+
 /* The interpreter reports out-of-bounds accesses, unwritten locals and
  * shared elements, shared races, divergent barriers, incomplete warp
  * operations and division by zero: none may happen. */
@@ -488,6 +506,7 @@ int main(void)
         cmocka_unit_test(generated_programs_run_on_the_interpreter_without_a_fault),
         cmocka_unit_test(programs_are_safe_where_the_interpreter_cannot_see),
         cmocka_unit_test(generated_programs_reach_section_8),
+        cmocka_unit_test(generated_programs_reach_the_saturate_forms),
         cmocka_unit_test(avoiding_first_exit_loops_removes_them),
         cmocka_unit_test(compare_is_exact_nan_aware_and_bounded_where_approximate),
         cmocka_unit_test(shrinking_edits_never_touch_ownership_slots),

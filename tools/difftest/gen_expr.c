@@ -948,6 +948,53 @@ static void producers(dt_gen *g, kf_type t, uint8_t mv, choice *cs, unsigned *n)
     }
 }
 
+/* Nodes in e, counted up to cap. */
+static unsigned nodes_upto(const dt_node *e, unsigned cap)
+{
+    unsigned n = 0;
+    for (int k = 0; e && n < cap; k++) {
+        const dt_node *x = dt_operand(e, k);
+        if (!x && k >= 3) break;
+        if (x) n += nodes_upto(x, cap - n);
+    }
+    return e ? n + 1 : 0;
+}
+
+/* e in a select form of max(min(e, c), z), c 1.0 (or 0.5), z +0.0 or -0.0:
+ * ptxas 13 made max(min(x, 1.0), 0.0) a saturate (+0 for a NaN x where min
+ * gives 1.0) and the same of selects (ir.h kf_ir_zero_select). Each form
+ * reads e twice or four times (copies; 1 or 2 forms only when e is large),
+ * and two of them write the min twice, which kforge does not see as one
+ * value. All choices from the side stream (dt_gen.side). */
+static dt_node *saturate_form(dt_gen *g, kf_type t, dt_node *e)
+{
+    kf_type b = kf_type_scalar(KF_S_BOOL);
+    const char *c = dt_chance(g->side, 25) ? "0.5" : "1.0", *z = dt_chance(g->side, 25) ? "-0.0" : "0.0";
+    unsigned k = dt_below(g->side, nodes_upto(e, 13) > 12 ? 2 : 7);
+    dt_node *e2 = dt_copy(g, e);
+    switch (k) {
+    case 0: return call(g, "max", t, call(g, "min", t, e, lit_text(g, t, c), NULL), lit_text(g, t, z), NULL);
+    case 1: {   /* select(m > z, m, z), m = min(e, c): one min */
+        dt_node *m = call(g, "select", t, bin(g, DT_OP_LT, b, e, lit_text(g, t, c)), e2, lit_text(g, t, c));
+        return call(g, "max", t, m, lit_text(g, t, z), NULL);
+    }
+    default: {
+        dt_node *m[2];
+        for (int j = 0; j < 2; j++) {
+            dt_node *x = j ? dt_copy(g, e) : e, *x2 = j ? dt_copy(g, e2) : e2;
+            m[j] = k < 5 ? call(g, "select", t, bin(g, k == 2 ? DT_OP_LT : DT_OP_GT, b, k == 2 ? x : lit_text(g, t, c),
+                                                   k == 2 ? lit_text(g, t, c) : x), x2, lit_text(g, t, c))
+                         : call(g, "min", t, x, lit_text(g, t, c), NULL);
+        }
+        static const dt_binop cmp[] = {DT_OP_GT, DT_OP_GE, DT_OP_LE, DT_OP_LT, DT_OP_GT};   /* forms 2 .. 6 */
+        bool zero_first = k == 3 || k == 5;
+        dt_node *q = zero_first ? bin(g, cmp[k - 2], b, lit_text(g, t, z), m[0]) : bin(g, cmp[k - 2], b, m[0], lit_text(g, t, z));
+        bool m_when_true = cmp[k - 2] == (zero_first ? DT_OP_LT : DT_OP_GT) || cmp[k - 2] == (zero_first ? DT_OP_LE : DT_OP_GE);
+        return call(g, "select", t, q, m_when_true ? m[1] : lit_text(g, t, z), m_when_true ? lit_text(g, t, z) : m[1]);
+    }
+    }
+}
+
 dt_node *dt_expr(dt_gen *g, kf_type t, uint8_t mv, int d, bool untyped)
 {
     if (t.scalar == KF_S_BOOL) return dt_cond(g, mv, d);
@@ -957,7 +1004,10 @@ dt_node *dt_expr(dt_gen *g, kf_type t, uint8_t mv, int d, bool untyped)
     producers(g, t, mv, cs, &n);
     if (!n) return leaf(g, t, mv, d, untyped);
     int k = pick(g, cs, n);
-    return cs[k].make(g, t, mv, d, cs[k].i);
+    dt_node *e = cs[k].make(g, t, mv, d, cs[k].i);
+    if (t.kind == KF_TK_SCALAR && t.scalar == KF_S_F32 && g->side && !(e->flags & DT_F_UNTYPED) && dt_chance(g->side, 2))
+        return saturate_form(g, t, e);
+    return e;
 }
 
 /* ---- conditions ------------------------------------------------------------------------- */

@@ -120,7 +120,9 @@
  * anywhere (3% of statements, kernel and fns: 5, 3 and 2 in 10). dep_wait() (20% of kernels)
  * opens the kernel's own statements after the prologue, behind 1-3 lets
  * that store nothing (pre_wait); on one launch it waits for nothing, so
- * what it tests is the GPU paths' loads around it.
+ * what it tests is the GPU paths' loads around it. The same stream wraps 2%
+ * of f32 expressions in a select form of max(min(e, 1.0), 0.0) (gen_expr.c
+ * saturate_form), which ptxas 13 made a saturate.
  */
 #include "dt_impl.h"
 
