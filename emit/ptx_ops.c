@@ -1145,9 +1145,10 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
         preg b = !in->a[1] ? a : imm ? kf_ptx_opnd(cx, in->a[1], l) : kf_ptx_reg(cx, in->a[1], l);
         preg c = !in->a[2] ? a : imm ? kf_ptx_opnd(cx, in->a[2], l) : kf_ptx_reg(cx, in->a[2], l);
-        const char *ops[3] = {a.s, b.s, c.s};
-        if (zp.p != KF_ZP_NONE) zero_pick(cx, zp.p, d.s, ops[zp.m], ops[zp.t], ops[zp.f]);
-        else if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
+        if (zp.p != KF_ZP_NONE) {
+            const char *ops[3] = {a.s, b.s, c.s};
+            zero_pick(cx, zp.p, d.s, ops[zp.m], ops[zp.t], ops[zp.f]);
+        } else if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }
 }
