@@ -608,7 +608,8 @@ static const char *rhs(kw *w, uint32_t i)
         return mem_read(w, in->type, kf_cu_str(c, "kf_ldg(%s + (%s))", val(w, in->a[0]), bare(w, in->a[1])));
     }
     case KF_IR_ALOAD: {
-        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false, w->amixed[in->imm]);
+        const char *bytes =
+            byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false, w->amixed[in->imm]);
         if (bytes) return bytes;
         /* a local array holds only the bools the kernel stored (it has no views) */
         bool local = !(w->k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN));

@@ -830,7 +830,8 @@ static void zero_pick(ptx_cx *cx, kf_ir_zpred zp, const char *d, const char *m, 
     preg x = kf_ptx_tmp(cx, PTX_RC_R), p = kf_ptx_tmp(cx, PTX_RC_P);
     kf_ptx_ins(cx, "mov.b32 %s, %s", x.s, m);
     if (zp == KF_ZP_GT || zp == KF_ZP_LT || zp == KF_ZP_LE)
-        kf_ptx_ins(cx, "add.s32 %s, %s, %s", x.s, x.s, zp == KF_ZP_GT ? "-1" : zp == KF_ZP_LT ? "2147483647" : "-2147483648");
+        kf_ptx_ins(cx, "add.s32 %s, %s, %s", x.s, x.s,
+                   zp == KF_ZP_GT ? "-1" : zp == KF_ZP_LT ? "2147483647" : "-2147483648");
     kf_ptx_ins(cx, "setp.%s.u32 %s, %s, 2139095040", zp == KF_ZP_GT || zp == KF_ZP_LT ? "lt" : "le", p.s, x.s);
     if (zp == KF_ZP_GE || zp == KF_ZP_LE) {   /* the other zero: -0 (GE), +0 (LE, x is b + 0x80000000) */
         preg q = kf_ptx_tmp(cx, PTX_RC_P);

@@ -171,7 +171,8 @@ static bool writes_from(const kf_ir_kernel *k, uint32_t from, uint32_t to)
         case KF_IR_STORE: case KF_IR_ASTORE: case KF_IR_ATOMIC: case KF_IR_BARRIER:
         case KF_IR_LOOP: case KF_IR_LATCH: case KF_IR_ENDLOOP: return true;
         case KF_IR_INTRIN:   /* a copy's arrival or a wait makes other writes visible */
-            if (!kf_ir_intrin_info(k->ins[i].sub, &nargs, &flags) || (flags & (KF_II_WRITES | KF_II_ASYNC | KF_II_FENCE)))
+            if (!kf_ir_intrin_info(k->ins[i].sub, &nargs, &flags) ||
+                (flags & (KF_II_WRITES | KF_II_ASYNC | KF_II_FENCE)))
                 return true;
             break;
         default: break;
@@ -205,7 +206,8 @@ kf_ir_zero_pick kf_ir_zero_select(const kf_ir_kernel *k, const kf_ir_ins *in,
         for (int arm = 1; arm <= 2; arm++) {
             uint32_t first = UINT32_MAX;   /* m written twice, min(x[i], 1.0) of two loads: one value */
             if (zero_const(source_def(in->a[3 - arm], def, ctx)) &&
-                same_value(k, in->a[arm], cmp->a[c], def, ctx, 6, &first) && (first == UINT32_MAX || !writes_from(k, first, at)))
+                same_value(k, in->a[arm], cmp->a[c], def, ctx, 6, &first) &&
+                (first == UINT32_MAX || !writes_from(k, first, at)))
                 return (kf_ir_zero_pick){pred[c][cmp->sub - KF_OP_LT], arm, 1, 2};
         }
     }

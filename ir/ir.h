@@ -259,10 +259,10 @@ bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(c
  * selects, select(m > 0.0, m, 0.0) of m = select(x < 1.0, x, 1.0) (a
  * compare of m with a constant zero, in either order, m and the zero the
  * arms; m written twice counts as one, min(x[i], 1.0) of two loads of x[i]
- * where nothing between writes memory, which is how ptxas sees them). ptxas 13 makes the pair a saturate (FADD.SAT, H200 SASS), +0
- * for a NaN x where the min gives 1.0 (difftest seed 3503 program 2775,
- * 2026-12-05; the select form and a compare-and-select max were found the
- * same day). The back ends write it as d = P(m) ? t : f, with P an integer
+ * where nothing between writes memory, which is how ptxas sees them).
+ * ptxas 13 makes the pair a saturate (FADD.SAT, H200 SASS), +0 for a NaN x
+ * where the min gives 1.0 (difftest seed 3503 program 2775, 2026-12-05;
+ * the select form and a compare-and-select max were found the same day). The back ends write it as d = P(m) ? t : f, with P an integer
  * predicate on m's bits b that ptxas does not read as a float compare and
  * that is exact for every m, NaN included (a NaN makes every compare false,
  * and max(NaN, z) is z): */
