@@ -608,13 +608,17 @@ static const char *rhs(kw *w, uint32_t i)
         return mem_read(w, in->type, kf_cu_str(c, "kf_ldg(%s + (%s))", val(w, in->a[0]), bare(w, in->a[1])));
     }
     case KF_IR_ALOAD: {
-        const char *bytes =
-            byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false, w->amixed[in->imm]);
+        uint8_t mixed = w->amixed[in->imm];
+        uint32_t eb = kf_type_elem_bytes(in->type);
+        bool scalar = in->type.kind == KF_TK_SCALAR;
+        bool own = (mixed & AM_MIXED) && (eb <= 2 || ((mixed & AM_LOADS) && scalar && eb <= 8));
+        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false,
+                                             (mixed & AM_MIXED) && eb <= 4);
         if (bytes) return bytes;
         /* a local array holds only the bools the kernel stored (it has no views) */
         bool local = !(w->k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN));
         if (local) return array_elem(w, in);
-        if (w->amixed[in->imm] && kf_type_elem_bytes(in->type) <= 2) {
+        if (own) {
             kf_cu_need(c, KF_CU_H_LDS_NARROW);
             return mem_read(w, in->type, kf_cu_str(c, "kf_lds_narrow(%s)", array_addr(w, (uint32_t)in->imm, in->type,
                                                                                    in->a[0])));

@@ -90,6 +90,8 @@ enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN, VK_LA
 /* kf_cu_kernel.mm: the value may hold an integer min, max, clamp or select
  * (MM_DEF), or is a value operand of one (MM_USE), directly or through copies. */
 enum { MM_DEF = 1, MM_USE = 2 };
+/* kf_cu_kernel.amixed bits. */
+enum { AM_MIXED = 1, AM_LOADS = 2 };
 /* else-if collapsing bits (kf_cu_kernel.elif). */
 enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
@@ -135,7 +137,8 @@ typedef struct {
     uint32_t *init;          /* [nins] header LOOP: the declaration moved into for (init; ...), +1 */
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     bool *aread;             /* [narrays] a live instruction reads the array */
-    bool *amixed;            /* [narrays] shared, and its live accesses have more than one element size */
+    uint8_t *amixed;         /* [narrays] shared, and its live accesses have more than one element size
+                                (AM_MIXED); its loads of 1 to 8 bytes have more than one (AM_LOADS) */
     bool explicit_nc;        /* read-only buffers' loads are kf_ldg (cuda_c.c loads_written_buffer) */
     bool dep_wait;           /* the kernel calls dep_wait() (kf_ir_places_dep_wait, with PDL on) */
     uint64_t early;          /* kf_ir_early_params: the buffers loaded before the wait */

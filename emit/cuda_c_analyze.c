@@ -408,22 +408,32 @@ static bool drop_unread_arrays(kw *w)
 }
 
 /* Marks the shared arrays whose live accesses (loads, stores, the array
- * builtins: their own size, 16) have more than one element size: their 1-
- * and 2-byte loads, and the words of their byte vectors of up to 4 bytes,
- * are cuda_c.c's kf_lds_narrow. */
+ * builtins: their own size, 16) have more than one element size (AM_MIXED):
+ * their 1- and 2-byte loads, and the words of their byte vectors of up to 4
+ * bytes, are cuda_c.c's kf_lds_narrow; and those whose scalar loads of 1
+ * to 8 bytes have more than one size (AM_LOADS), all of which are
+ * kf_lds_narrow: NVVM merged a u64 load with u32 loads into an
+ * ld.shared.v4.u32 whose used_bytes_mask called the u64's high word
+ * unused, which it then read (difftest seed 3841 program 3232). Vector
+ * loads are left out: q4k's x tables mix f16x4 with u32 loads in their hot
+ * loops, unmerged in every check so far. */
 static void mark_mixed_arrays(kw *w)
 {
     const kf_ir_kernel *k = w->k;
     uint32_t *size = scratch_calloc(w, k->narrays + 1, sizeof *size);
+    uint8_t *loads = scratch_calloc(w, k->narrays + 1, sizeof *loads);   /* bit b: a scalar load of 1 << b bytes */
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         bool plain = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
         if ((!plain && !intrin_array(in)) || w->dead[i] || w->drop[i]) continue;
         if (!(k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN))) continue;
         uint32_t s = plain ? kf_type_elem_bytes(in->type) : 16;
-        if (size[in->imm] && size[in->imm] != s) w->amixed[in->imm] = true;
+        if (size[in->imm] && size[in->imm] != s) w->amixed[in->imm] |= AM_MIXED;
         size[in->imm] = s;
+        if (in->op == KF_IR_ALOAD && in->type.kind == KF_TK_SCALAR && s <= 8) loads[in->imm] |= (uint8_t)(s == 1 ? 1 : s == 2 ? 2 : s == 4 ? 4 : 8);
     }
+    for (uint32_t a = 0; a <= k->narrays; a++)
+        if (loads[a] & (loads[a] - 1)) w->amixed[a] |= AM_LOADS;   /* two bits or more */
 }
 
 /* Backward passes with use counts kept up to date: dropping a reader may

@@ -17,13 +17,21 @@ __device__ __forceinline__ T kf_bitcast(F x)
    that byte alone, 255 for -1: difftest seed 3503 program 1280); and the
    word of a byte vector (u8x4, i8x4), which NVVM merged with a u32 load
    into an ld.v2.u32 whose used_bytes_mask called the u32 it then read
-   unused (seed 3810 program 3417) */
+   unused (seed 3810 program 3417); and every scalar load of up to 8
+   bytes of an array with such loads of more than one size (a u64 merged
+   with u32 loads, its high word called unused: seed 3841 program 3232) */
 template <typename T> __device__ __forceinline__ T kf_lds_narrow(const T* p)
 {
     unsigned a = (unsigned)__cvta_generic_to_shared(p);
     unsigned short h;
     unsigned w;
+    unsigned long long d;
     T r;
+    if (sizeof(T) == 8) {
+        asm volatile("ld.shared.b64 %0, [%1];" : "=l"(d) : "r"(a) : "memory");
+        memcpy(&r, &d, sizeof r);
+        return r;
+    }
     if (sizeof(T) == 4) {
         asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w) : "r"(a) : "memory");
         memcpy(&r, &w, sizeof r);

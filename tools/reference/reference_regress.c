@@ -985,6 +985,28 @@ static void ref_regress_word_view_merge(ref_ctx *r)
     free(s);
 }
 
+/* ---- u32 and u64 loads of a shared array, merged by NVVM ---------------------------- */
+
+static void ref_regress_u64_u32_merge(ref_ctx *r)
+{
+    size_t ns, no;
+    uint32_t *s = in_buf(r, "s", KF_S_U32, 1, &ns);
+    uint64_t *o = in_buf(r, "o", KF_S_U64, 1, &no);
+    uint32_t n = (uint32_t)in_num(r, "n");
+    uint64_t w01 = ns >= 2 ? (uint64_t)s[1] << 32 | s[0] : 0;   /* the u64 at word 0, little-endian */
+    for (uint32_t t = 0; t < 64 && t < no && ns >= 4; t++) {
+        o[t] = 0;
+        if (s[3] == 65535 && 2 >= s[0]) {
+            o[t] = 1;
+            continue;
+        }
+        uint32_t end = (uint32_t)(w01 & 7) + n + t % 3;
+        for (uint32_t j = 0; j < end; j++) o[t] += w01 + j;   /* wraps */
+    }
+    out_free(r, "o", KF_S_U64, o, no);
+    free(s);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -1006,6 +1028,7 @@ static void ref_regress_word_view_merge(ref_ctx *r)
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, {"regress_min_then_zero", ref_regress_min_then_zero}, \
     {"regress_zero_select_of_min", ref_regress_zero_select_of_min}, \
     {"regress_word_view_merge", ref_regress_word_view_merge}, \
+    {"regress_u64_u32_merge", ref_regress_u64_u32_merge}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
     {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
     {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes}, \
