@@ -421,7 +421,7 @@ static void mark_mixed_arrays(kw *w)
 {
     const kf_ir_kernel *k = w->k;
     uint32_t *size = scratch_calloc(w, k->narrays + 1, sizeof *size);
-    uint8_t *loads = scratch_calloc(w, k->narrays + 1, sizeof *loads);   /* bit b: a scalar load of 1 << b bytes */
+    uint8_t *loads = scratch_calloc(w, k->narrays + 1, sizeof *loads);   /* bit s: a scalar load of s bytes */
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         bool plain = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
@@ -430,7 +430,7 @@ static void mark_mixed_arrays(kw *w)
         uint32_t s = plain ? kf_type_elem_bytes(in->type) : 16;
         if (size[in->imm] && size[in->imm] != s) w->amixed[in->imm] |= AM_MIXED;
         size[in->imm] = s;
-        if (in->op == KF_IR_ALOAD && in->type.kind == KF_TK_SCALAR && s <= 8) loads[in->imm] |= (uint8_t)(s == 1 ? 1 : s == 2 ? 2 : s == 4 ? 4 : 8);
+        if (in->op == KF_IR_ALOAD && in->type.kind == KF_TK_SCALAR && s <= 8) loads[in->imm] |= (uint8_t)s;
     }
     for (uint32_t a = 0; a <= k->narrays; a++)
         if (loads[a] & (loads[a] - 1)) w->amixed[a] |= AM_LOADS;   /* two bits or more */

@@ -230,15 +230,18 @@ static inline const char *hz_zero_and_min(const ptx_half_regs *h, const char *a,
 }
 
 /* An instruction `op d, a, b` (max.f32, setp.f32) whose a and b are a
- * zero and a min (hz_zero_and_min): that min's register in m. */
+ * zero and a min (hz_zero_and_min): that min's register in m, if not NULL. */
 static inline bool hz_min_vs_zero(const ptx_half_regs *h, const char *operands, char m[24])
 {
     char a[24] = "", b[24] = "";
     const char *c = strchr(operands, ','), *r = NULL;
     if (c && sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) == 2) r = hz_zero_and_min(h, a, b);
-    if (r) snprintf(m, 24, "%s", r);
+    if (r && m) snprintf(m, 24, "%s", r);
     return r != NULL;
 }
+
+/* Whether op is a 32-bit selp that may select floats. */
+static inline bool hz_selp32(const char *op) { return !strcmp(op, "selp.f32") || !strcmp(op, "selp.b32"); }
 
 /* The comma-separated operands of a selp (d, a, b, p) into a, b and p. */
 static inline bool hz_selp_operands(const char *operands, char *a, char *b, char *p)
@@ -259,7 +262,6 @@ static inline bool hz_sat_selp(const ptx_half_regs *h, const char *operands)
 /* After hz_written: what an f32 setp or selp d writes ('o', 'z', 'n'). */
 static inline void hz_remember_select(ptx_half_regs *h, const char *op, const char *d, const char *operands)
 {
-    bool selp = !strcmp(op, "selp.f32") || !strcmp(op, "selp.b32");
     if (!strncmp(op, "setp.", 5) && strlen(op) == 11 && !strcmp(op + 7, ".f32")) {
         char cmp[3] = {op[5], op[6], 0};
         if (strcmp(cmp, "lt") && strcmp(cmp, "le") && strcmp(cmp, "gt") && strcmp(cmp, "ge") && strcmp(cmp, "eq"))
@@ -267,7 +269,7 @@ static inline void hz_remember_select(ptx_half_regs *h, const char *op, const ch
         hz_remember(h, d, 'o');
         char m[24];
         if (strcmp(cmp, "eq") && hz_min_vs_zero(h, operands, m)) hz_remember_with(h, d, 'z', m);
-    } else if (selp) {
+    } else if (hz_selp32(op)) {
         char a[24] = "", b[24] = "", p[24] = "";
         if (!hz_selp_operands(operands, a, b, p) || a[0] != '%' || !hz_f32_imm(b, false)) return;
         if ((strtoul(b + 2, NULL, 16) & 0x7fffffffu) <= 0x7f800000u && hz_holds(h, p, 'o')) hz_remember(h, d, 'n');
@@ -325,10 +327,9 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     bool minmax = !strncmp(op, "min.", 4) || !strncmp(op, "max.", 4);
     if (minmax && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
-    char min_reg[24];
-    if (!strcmp(op, "max.f32") && hz_min_vs_zero(h, operands, min_reg))
+    if (!strcmp(op, "max.f32") && hz_min_vs_zero(h, operands, NULL))
         return "max.f32 of zero and a min.f32 with a constant (ptxas makes it a saturate: NaN gives +0)";
-    if ((!strcmp(op, "selp.f32") || !strcmp(op, "selp.b32")) && hz_sat_selp(h, operands))
+    if (hz_selp32(op) && hz_sat_selp(h, operands))
         return "selp of zero and a min with a constant on their float compare (ptxas makes it a saturate: NaN gives +0)";
     if (minmax && !strcmp(at, "f64"))
         return "f64 min/max (ptxas compares with zero when only the low word is used)";

@@ -262,10 +262,11 @@ bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(c
  * where nothing between writes memory, which is how ptxas sees them).
  * ptxas 13 makes the pair a saturate (FADD.SAT, H200 SASS), +0 for a NaN x
  * where the min gives 1.0 (difftest seed 3503 program 2775, 2026-12-05;
- * the select form and a compare-and-select max were found the same day). The back ends write it as d = P(m) ? t : f, with P an integer
- * predicate on m's bits b that ptxas does not read as a float compare and
- * that is exact for every m, NaN included (a NaN makes every compare false,
- * and max(NaN, z) is z): */
+ * the select form and a compare-and-select max were found the same day).
+ * The back ends write it as d = P(m) ? t : f, with P an integer predicate
+ * on m's bits b that ptxas does not read as a float compare and that is
+ * exact for every m, NaN included (a NaN makes every compare false, and
+ * max(NaN, z) is z): */
 typedef enum {
     KF_ZP_NONE,
     KF_ZP_GT,     /* m > 0:  (u32)(b - 1) < 0x7f800000; also max(m, +0.0) */

@@ -963,7 +963,7 @@ static void ref_regress_narrow_view_mix(ref_ctx *r)
     free(x);
 }
 
-/* ---- 4-byte views of a shared array, merged by NVVM ---------------------------------- */
+/* ---- an i8x4 word and a u32 of a shared array, merged by NVVM ------------------------- */
 
 static void ref_regress_word_view_merge(ref_ctx *r)
 {
